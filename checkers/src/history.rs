@@ -1,0 +1,222 @@
+//! The history: every operation of a run, one JSON object per line, in the order the controller
+//! received them (see `HISTORY.md` at the top of the repository for the schema).
+//!
+//! An operation is Jepsen-shaped: `index`, `time`, `process`, `type`, `f`, `value`. `time` is
+//! nanoseconds since the run began, read from the host's monotonic clock by whoever observed the
+//! event (a client, the resource, the nemesis); faked or skewed clocks never reach it. Lines
+//! arrive from several processes through separate pipes, so `index` is arrival order and `time`
+//! need not grow with it: checkers order by `time` where real time matters, and by the
+//! resource's own sequence where apply order matters.
+
+use std::fmt;
+use std::io::BufRead;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who performed an operation: a numbered client, or a named actor of the harness.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Process {
+    /// A client process, numbered from 0.
+    Client(u64),
+    /// `"nemesis"`, `"resource"` or `"harness"`.
+    Named(String),
+}
+
+impl Process {
+    pub const NEMESIS: &'static str = "nemesis";
+    pub const RESOURCE: &'static str = "resource";
+    pub const HARNESS: &'static str = "harness";
+
+    pub fn named(name: &str) -> Process {
+        Process::Named(name.to_string())
+    }
+
+    pub fn is_named(&self, name: &str) -> bool {
+        matches!(self, Process::Named(n) if n == name)
+    }
+}
+
+impl fmt::Display for Process {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Process::Client(n) => write!(f, "client {n}"),
+            Process::Named(name) => f.write_str(name),
+        }
+    }
+}
+
+/// Jepsen's operation types. `Info` means the outcome is unknown: the operation may or may not
+/// have taken effect (a timed-out `SET` can still be applied later).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpType {
+    Invoke,
+    Ok,
+    Fail,
+    Info,
+}
+
+/// What an operation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum F {
+    /// The harness describes the run (lock, TTL, fencing mode, which token the lock gives).
+    Setup,
+    /// A client tries once to take the lock.
+    Acquire,
+    /// A client reads the protected resource inside its critical section.
+    Read,
+    /// A client writes the protected resource inside its critical section.
+    Write,
+    /// A client gives the lock back.
+    Release,
+    /// The resource applied (`ok`) or rejected (`fail`) one access, in its serial order.
+    Access,
+    /// The nemesis started a fault.
+    Start,
+    /// The nemesis ended a fault.
+    Stop,
+}
+
+/// One line of the history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Op {
+    /// Position in the history, from 0; assigned by the controller as lines arrive.
+    #[serde(default)]
+    pub index: u64,
+    /// Nanoseconds since the run began, on the host's monotonic clock.
+    pub time: u64,
+    pub process: Process,
+    #[serde(rename = "type")]
+    pub kind: OpType,
+    pub f: F,
+    #[serde(default)]
+    pub value: Value,
+}
+
+impl Op {
+    pub fn new(time: u64, process: Process, kind: OpType, f: F, value: Value) -> Op {
+        Op {
+            index: 0,
+            time,
+            process,
+            kind,
+            f,
+            value,
+        }
+    }
+
+    /// The operation as one JSON line, without the newline.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).expect("an Op always serializes")
+    }
+}
+
+/// A history that could not be read: which line, and why. A malformed history is never evidence
+/// of a violation; checkers turn it into an `unknown` verdict.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
+#[error("line {line}: {reason}")]
+pub struct Malformed {
+    /// 1-based line number in the history file (0 when the problem is not tied to one line).
+    pub line: usize,
+    pub reason: String,
+}
+
+impl Malformed {
+    pub fn at(line: usize, reason: impl Into<String>) -> Malformed {
+        Malformed {
+            line,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Reads a JSON-lines history. Blank lines are skipped; a final line cut off mid-write (a
+/// controller killed while writing) is malformed like any other broken line, so the caller
+/// learns exactly where the history stops being trustworthy.
+pub fn read_history(reader: impl BufRead) -> Result<Vec<Op>, Malformed> {
+    let mut ops = Vec::new();
+    for (i, line) in reader.split(b'\n').enumerate() {
+        let number = i + 1;
+        let bytes = line.map_err(|e| Malformed::at(number, format!("cannot read: {e}")))?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| Malformed::at(number, "not valid UTF-8"))?
+            .trim();
+        if text.is_empty() {
+            continue;
+        }
+        let op: Op = serde_json::from_str(text)
+            .map_err(|e| Malformed::at(number, format!("not a history operation: {e}")))?;
+        if op.index != ops.len() as u64 {
+            return Err(Malformed::at(
+                number,
+                format!("index {} where {} was expected", op.index, ops.len()),
+            ));
+        }
+        ops.push(op);
+    }
+    Ok(ops)
+}
+
+/// Line number (1-based) of an operation in a history written one op per line from index 0.
+pub(crate) fn line_of(op: &Op) -> usize {
+    op.index as usize + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_what_it_writes() {
+        let op = Op::new(
+            5,
+            Process::Client(3),
+            OpType::Ok,
+            F::Acquire,
+            serde_json::json!({"acquisition": "3.1", "token": null}),
+        );
+        let nemesis = Op {
+            index: 1,
+            ..Op::new(
+                9,
+                Process::named("nemesis"),
+                OpType::Info,
+                F::Start,
+                Value::Null,
+            )
+        };
+        let text = format!("{}\n\n{}\n", op.to_json_line(), nemesis.to_json_line());
+        let ops = read_history(text.as_bytes()).unwrap();
+        assert_eq!(ops, vec![op, nemesis]);
+    }
+
+    #[test]
+    fn a_broken_line_is_reported_with_its_number() {
+        let good = Op::new(
+            1,
+            Process::Client(0),
+            OpType::Invoke,
+            F::Acquire,
+            Value::Null,
+        );
+        let text = format!("{}\n{{\"index\":1,\"time\":", good.to_json_line());
+        let err = read_history(text.as_bytes()).unwrap_err();
+        assert_eq!(err.line, 2);
+    }
+
+    #[test]
+    fn an_unknown_operation_type_is_malformed() {
+        let text = r#"{"index":0,"time":1,"process":0,"type":"maybe","f":"acquire"}"#;
+        assert_eq!(read_history(text.as_bytes()).unwrap_err().line, 1);
+    }
+
+    #[test]
+    fn indexes_must_count_from_zero_without_gaps() {
+        let text = r#"{"index":1,"time":1,"process":0,"type":"invoke","f":"acquire"}"#;
+        let err = read_history(text.as_bytes()).unwrap_err();
+        assert!(err.reason.contains("index 1"), "{err}");
+    }
+}
