@@ -1,0 +1,127 @@
+//! The processes a run spawned (servers, the resource, clients) and the threads that read their
+//! operation streams.
+//!
+//! Stopping is always the same: resume (a frozen process must not stay frozen), ask politely
+//! (SIGTERM), wait a grace period, then SIGKILL, then reap.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::Child;
+use std::sync::mpsc::Sender;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use lockpick_checkers::Op;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// What a spawned process is, for targeting faults and ordering shutdown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A lock-service server on a node (the name is the node's).
+    Server(String),
+    /// The protected resource.
+    Resource,
+    /// A client process, by its history process number.
+    Client(u64),
+}
+
+pub struct Spawned {
+    pub role: Role,
+    pub child: Child,
+}
+
+impl Spawned {
+    pub fn pid(&self) -> Pid {
+        Pid::from_raw(self.child.id() as i32)
+    }
+}
+
+#[derive(Default)]
+pub struct Children {
+    spawned: Vec<Spawned>,
+}
+
+impl Children {
+    pub fn add(&mut self, role: Role, child: Child) -> Pid {
+        let spawned = Spawned { role, child };
+        let pid = spawned.pid();
+        self.spawned.push(spawned);
+        pid
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Spawned> {
+        self.spawned.iter()
+    }
+
+    /// Whether the process with this role has exited (reaping it if so).
+    pub fn has_exited(&mut self, role: &Role) -> bool {
+        match self.spawned.iter_mut().find(|s| &s.role == role) {
+            Some(s) => !matches!(s.child.try_wait(), Ok(None)),
+            None => true,
+        }
+    }
+
+    /// Stops every process whose role matches, giving each `grace` to exit after SIGTERM.
+    pub fn stop(&mut self, matches: impl Fn(&Role) -> bool, grace: Duration) {
+        let (mut stopping, keep): (Vec<Spawned>, Vec<Spawned>) =
+            self.spawned.drain(..).partition(|s| matches(&s.role));
+        self.spawned = keep;
+        for s in &stopping {
+            let _ = kill(s.pid(), Signal::SIGCONT);
+            let _ = kill(s.pid(), Signal::SIGTERM);
+        }
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline
+            && stopping
+                .iter_mut()
+                .any(|s| matches!(s.child.try_wait(), Ok(None)))
+        {
+            thread::sleep(Duration::from_millis(10));
+        }
+        for s in &mut stopping {
+            if matches!(s.child.try_wait(), Ok(None)) {
+                let _ = s.child.kill();
+            }
+            let _ = s.child.wait();
+        }
+    }
+
+    /// Stops everything: clients first, then the resource, then the servers.
+    pub fn stop_all(&mut self, grace: Duration) {
+        self.stop(|r| matches!(r, Role::Client(_)), grace);
+        self.stop(|r| *r == Role::Resource, grace);
+        self.stop(|_| true, grace);
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        self.stop_all(Duration::from_millis(500));
+    }
+}
+
+/// What the reader threads tell the controller.
+pub enum Event {
+    Op(Op),
+    /// A line that is not an operation (a bug in whoever wrote it).
+    Garbage(Role, String),
+    /// The stream ended: the process exited or closed its output.
+    Closed(Role),
+}
+
+/// Reads operations, one JSON line each, from a child's output until it closes.
+pub fn read_ops(role: Role, output: impl Read + Send + 'static, events: Sender<Event>) {
+    thread::spawn(move || {
+        for line in BufReader::new(output).lines() {
+            let Ok(line) = line else { break };
+            let event = match serde_json::from_str::<Op>(&line) {
+                Ok(op) => Event::Op(op),
+                Err(_) => Event::Garbage(role.clone(), line),
+            };
+            if events.send(event).is_err() {
+                return;
+            }
+        }
+        let _ = events.send(Event::Closed(role));
+    });
+}

@@ -1,0 +1,69 @@
+//! `lockpick clean`: removes what crashed runs left behind. It finds them by their prefix, skips
+//! runs whose controller is still alive (their lock file is held), resumes and kills their
+//! processes, and deletes their namespaces.
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use anyhow::Result;
+
+use crate::cli::CleanArgs;
+use crate::run_prefix::{self, is_alive, prefix_of};
+use crate::runtime::netns::{ip, kill_everything_in, list_namespaces, pids_in};
+
+pub fn clean(args: &CleanArgs) -> Result<()> {
+    let mut runs: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for ns in list_namespaces() {
+        if let Some(prefix) = prefix_of(&ns) {
+            runs.entry(prefix.to_string()).or_default().push(ns);
+        }
+    }
+    // Lock files of runs that died before creating any namespace.
+    if let Ok(entries) = fs::read_dir(run_prefix::RUN_DIR) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if let Some(prefix) = name.strip_suffix(".lock") {
+                if run_prefix::is_prefix(prefix) {
+                    runs.entry(prefix.to_string()).or_default();
+                }
+            }
+        }
+    }
+    let mut removed = 0;
+    for (prefix, namespaces) in &runs {
+        if !args.force && is_alive(prefix) {
+            println!("{prefix}: still running, left alone (use --force to remove it anyway)");
+            continue;
+        }
+        for ns in namespaces {
+            let pids = pids_in(ns);
+            if args.dry_run {
+                println!(
+                    "{prefix}: would remove namespace {ns} and {} process(es) in it",
+                    pids.len()
+                );
+                continue;
+            }
+            kill_everything_in(ns);
+            match ip(&["netns", "del", ns]) {
+                Ok(()) => {
+                    println!(
+                        "{prefix}: removed namespace {ns} ({} process(es) killed)",
+                        pids.len()
+                    );
+                    removed += 1;
+                }
+                Err(e) => eprintln!("{prefix}: {e:#}"),
+            }
+        }
+        if !args.dry_run {
+            let _ = fs::remove_file(run_prefix::lock_path(prefix));
+        }
+    }
+    if runs.is_empty() {
+        println!("nothing to clean");
+    } else if !args.dry_run {
+        println!("removed {removed} namespace(s)");
+    }
+    Ok(())
+}

@@ -1,0 +1,178 @@
+//! The command line, as plain data. Validation into the objects that run lives in `config`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "lockpick",
+    version,
+    about = "Fault-injection harness for distributed locks: runs real lock services, freezes and \
+             cuts their clients and nodes, and checks whether two clients ever held the lock at \
+             once or the protected resource accepted a stale write.",
+    after_help = "Exit codes: 0 valid, 1 invalid (a violation was found), 2 unknown, \
+                  254 bad arguments or environment, 255 the harness itself failed."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Start the lock service, run contending clients under faults, record and check the history.
+    Run(RunArgs),
+    /// Re-check a stored history offline.
+    Check(CheckArgs),
+    /// Remove everything an earlier, crashed run left behind (namespaces, processes).
+    Clean(CleanArgs),
+    /// (internal) One client process: the worker loop against one lock.
+    #[command(hide = true)]
+    Client(ClientArgs),
+    /// (internal) The protected resource server.
+    #[command(hide = true)]
+    Resource(ResourceArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockKind {
+    /// One redis-server; SET NX PX to acquire, Lua compare-and-delete to release; no token.
+    Redis,
+}
+
+impl LockKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LockKind::Redis => "redis",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NemesisKind {
+    /// No faults.
+    None,
+    /// Right after a client acquires, freeze it (SIGSTOP) for longer than the lease, then resume.
+    PauseHolder,
+    /// Freeze a random lock-service node (SIGSTOP) for a while, then resume it.
+    PauseNode,
+}
+
+impl NemesisKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            NemesisKind::None => "none",
+            NemesisKind::PauseHolder => "pause-holder",
+            NemesisKind::PauseNode => "pause-node",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fencing {
+    /// The resource accepts every access.
+    Off,
+    /// The resource rejects any access whose token is lower than the highest it has seen.
+    On,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Which lock to test.
+    #[arg(long, value_enum, default_value = "redis")]
+    pub lock: LockKind,
+    /// Faults to inject, comma-separated (e.g. `pause-holder,pause-node`).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "none")]
+    pub nemesis: Vec<NemesisKind>,
+    /// Number of client processes contending for the lock.
+    #[arg(long, default_value_t = 5)]
+    pub clients: u32,
+    /// Lease time of the lock (e.g. `1s`, `500ms`).
+    #[arg(long, default_value = "1s")]
+    pub ttl: String,
+    /// How long clients contend for the lock before the heal phase (e.g. `30s`, `2m`).
+    #[arg(long, default_value = "30s")]
+    pub time_limit: String,
+    /// Whether the protected resource checks fencing tokens.
+    #[arg(long, value_enum, default_value = "off")]
+    pub fencing: Fencing,
+    /// Seed for every random choice of the run (fault timing, targets); random if not given.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Time a client spends between its read and its write of the resource.
+    #[arg(long, default_value = "100ms")]
+    pub work: String,
+    /// How long a pause lasts [default: twice the TTL].
+    #[arg(long)]
+    pub pause: Option<String>,
+    /// Mean quiet time between two faults of a nemesis (each is drawn from 0.5x to 1.5x this).
+    #[arg(long, default_value = "1s")]
+    pub fault_interval: String,
+    /// Client-side timeout of each request to a lock service or the resource; must be shorter
+    /// than the TTL [default: half the TTL, at most 1s].
+    #[arg(long)]
+    pub op_timeout: Option<String>,
+    /// Folder that keeps every run (`<store>/<lock>-<nemesis>/<time>/`).
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// A history file (history.jsonl) or a run folder that holds one.
+    pub history: PathBuf,
+    /// Print the full results as JSON instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CleanArgs {
+    /// Only list what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also remove the leftovers of runs whose controller is still alive.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ClientArgs {
+    #[arg(long)]
+    pub process: u64,
+    #[arg(long, value_enum)]
+    pub lock: LockKind,
+    /// Lock-service node addresses (`ip:port`).
+    #[arg(long = "node", required = true)]
+    pub nodes: Vec<String>,
+    #[arg(long)]
+    pub resource: std::net::SocketAddr,
+    #[arg(long, default_value = "lockpick")]
+    pub key: String,
+    #[arg(long)]
+    pub ttl_ms: u64,
+    #[arg(long)]
+    pub op_timeout_ms: u64,
+    #[arg(long)]
+    pub work_ms: u64,
+    #[arg(long)]
+    pub origin_ns: u64,
+    #[arg(long)]
+    pub deadline_ns: u64,
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_attempts: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct ResourceArgs {
+    #[arg(long)]
+    pub listen: std::net::SocketAddr,
+    #[arg(long, value_enum)]
+    pub fencing: Fencing,
+    #[arg(long)]
+    pub origin_ns: u64,
+}

@@ -1,0 +1,77 @@
+//! Freezing a process with SIGSTOP and thawing it with SIGCONT, checked through /proc: the
+//! history says a pause happened only if the process really stopped.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// Stops `pid` and waits (briefly) until the kernel reports it stopped. Returns whether it did.
+pub fn freeze(pid: Pid) -> Result<bool> {
+    kill(pid, Signal::SIGSTOP).with_context(|| format!("cannot SIGSTOP {pid}"))?;
+    let deadline = Instant::now() + Duration::from_millis(200);
+    while Instant::now() < deadline {
+        if state(pid) == Some('T') {
+            return Ok(true);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(false)
+}
+
+/// Resumes `pid`. A process that has already exited needs no resuming.
+pub fn thaw(pid: Pid) -> Result<()> {
+    match kill(pid, Signal::SIGCONT) {
+        Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot SIGCONT {pid}")),
+    }
+}
+
+/// The process state letter from /proc/<pid>/stat (`T` when stopped).
+pub fn state(pid: Pid) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: the state follows the last ')'.
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+/// One pause in progress: a frozen process, the fault id its stop must carry, and when it ends.
+pub struct Pause {
+    id: u64,
+    pid: Pid,
+    target: String,
+    pub until: u64,
+}
+
+impl Pause {
+    /// Freezes `pid` for `duration` and records the start, with `details` about why.
+    pub fn begin(
+        ctx: &mut super::Context,
+        pid: Pid,
+        target: String,
+        duration: Duration,
+        mut details: serde_json::Value,
+    ) -> Result<Pause> {
+        let effective = freeze(pid)?;
+        details["duration_ms"] = (duration.as_millis() as u64).into();
+        details["effective"] = effective.into();
+        let id = ctx.started("pause", std::slice::from_ref(&target), details)?;
+        Ok(Pause {
+            id,
+            pid,
+            target,
+            until: ctx.now + duration.as_nanos() as u64,
+        })
+    }
+
+    /// Resumes the process and records the stop.
+    pub fn end(self, ctx: &mut super::Context) -> Result<()> {
+        thaw(self.pid)?;
+        ctx.stopped(
+            self.id,
+            "pause",
+            std::slice::from_ref(&self.target),
+            serde_json::json!({}),
+        )
+    }
+}

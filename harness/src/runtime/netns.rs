@@ -1,0 +1,190 @@
+//! Nodes as Linux network namespaces, the default runtime.
+//!
+//! Even the bridge lives in a namespace of its own (`<prefix>-switch`): the host namespace gains
+//! no interface, address, route or firewall rule, and the run's /24 exists only on that bridge
+//! (no NAT, no route out). Each node is a namespace with one veth into the bridge.
+
+use std::fs::File;
+use std::net::Ipv4Addr;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+use nix::sched::{setns, CloneFlags};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use super::{Node, Runtime};
+
+pub struct NetnsRuntime {
+    prefix: String,
+    subnet: [u8; 3],
+    switch: String,
+    /// Namespaces created so far, the switch first.
+    namespaces: Vec<String>,
+    nodes: Vec<Node>,
+}
+
+impl NetnsRuntime {
+    /// Creates the run's switch: a namespace holding only the bridge.
+    pub fn create(prefix: &str, subnet: [u8; 3]) -> Result<NetnsRuntime> {
+        let switch = format!("{prefix}-switch");
+        let mut runtime = NetnsRuntime {
+            prefix: prefix.to_string(),
+            subnet,
+            switch: switch.clone(),
+            namespaces: Vec::new(),
+            nodes: Vec::new(),
+        };
+        ip(&["netns", "add", &switch])?;
+        runtime.namespaces.push(switch.clone());
+        ip(&[
+            "-n", &switch, "link", "add", "name", "bridge0", "type", "bridge",
+        ])?;
+        ip(&["-n", &switch, "link", "set", "bridge0", "up"])?;
+        Ok(runtime)
+    }
+}
+
+impl Runtime for NetnsRuntime {
+    fn add_node(&mut self, name: &str) -> Result<Node> {
+        let host = self.nodes.len() + 10;
+        if host > 254 {
+            bail!("too many nodes for one /24");
+        }
+        let [a, b, c] = self.subnet;
+        let node = Node {
+            name: name.to_string(),
+            host_name: format!("{}-{name}", self.prefix),
+            ip: Ipv4Addr::new(a, b, c, host as u8),
+        };
+        let ns = node.host_name.as_str();
+        ip(&["netns", "add", ns])?;
+        self.namespaces.push(ns.to_string());
+        let port = format!("v{host}");
+        let sw = self.switch.as_str();
+        ip(&[
+            "-n", sw, "link", "add", &port, "type", "veth", "peer", "name", "eth0", "netns", ns,
+        ])?;
+        ip(&["-n", sw, "link", "set", &port, "master", "bridge0", "up"])?;
+        ip(&[
+            "-n",
+            ns,
+            "addr",
+            "add",
+            &format!("{}/24", node.ip),
+            "dev",
+            "eth0",
+        ])?;
+        ip(&["-n", ns, "link", "set", "eth0", "up"])?;
+        ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        self.nodes.push(node.clone());
+        Ok(node)
+    }
+
+    fn command(&self, node: &Node, program: &Path) -> Result<Command> {
+        let namespace = open_namespace(&node.host_name)?;
+        let mut command = Command::new(program);
+        command.process_group(0);
+        // SAFETY: between fork and exec only async-signal-safe system calls run here (setns,
+        // prctl); nothing allocates.
+        unsafe {
+            command.pre_exec(move || {
+                setns(&namespace, CloneFlags::CLONE_NEWNET)?;
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+                Ok(())
+            });
+        }
+        Ok(command)
+    }
+
+    fn probe(&self, node: &Node, probe: Box<dyn FnOnce() -> Result<()> + Send>) -> Result<()> {
+        let namespace = open_namespace(&node.host_name)?;
+        // A network namespace is per thread: enter it on a thread of its own.
+        std::thread::spawn(move || {
+            setns(&namespace, CloneFlags::CLONE_NEWNET).context("cannot enter the node")?;
+            probe()
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("the probe panicked"))?
+    }
+
+    fn teardown(&mut self) -> Vec<String> {
+        let mut problems = Vec::new();
+        for ns in self.namespaces.drain(..).rev() {
+            kill_everything_in(&ns);
+            if let Err(e) = ip(&["netns", "del", &ns]) {
+                problems.push(format!("{e:#}"));
+            }
+        }
+        self.nodes.clear();
+        problems
+    }
+}
+
+impl Drop for NetnsRuntime {
+    fn drop(&mut self) {
+        for problem in self.teardown() {
+            eprintln!("lockpick: teardown: {problem}");
+        }
+    }
+}
+
+fn open_namespace(name: &str) -> Result<File> {
+    File::open(format!("/run/netns/{name}")).with_context(|| format!("no namespace {name}"))
+}
+
+/// Resumes and kills every process still in a namespace: a namespace (and its veth) only goes
+/// away when nothing runs in it, and a frozen process must not stay frozen.
+pub fn kill_everything_in(namespace: &str) {
+    for pid in pids_in(namespace) {
+        let _ = kill(pid, Signal::SIGCONT);
+        let _ = kill(pid, Signal::SIGKILL);
+    }
+}
+
+/// Processes whose network namespace is `namespace`.
+pub fn pids_in(namespace: &str) -> Vec<Pid> {
+    let Ok(output) = Command::new("ip")
+        .args(["netns", "pids", namespace])
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .map(Pid::from_raw)
+        .collect()
+}
+
+/// Namespaces on this machine, by name.
+pub fn list_namespaces() -> Vec<String> {
+    let Ok(output) = Command::new("ip").args(["netns", "list"]).output() else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs `ip` with `args`; the error names the command and what `ip` said.
+pub fn ip(args: &[&str]) -> Result<()> {
+    let output = Command::new("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run `ip` (Debian package iproute2)")?;
+    if !output.status.success() {
+        bail!(
+            "`ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! The short human summary of a checked history, printed at the end of `run` and by `check`.
+
+use std::fmt::Write;
+
+use lockpick_checkers::model::{AccessKind, Hold};
+use lockpick_checkers::{Results, Validity};
+
+pub fn seconds(ns: u64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+fn token(hold: &Hold) -> String {
+    match hold.token {
+        Some(t) => format!("token {t}"),
+        None => "no token".to_string(),
+    }
+}
+
+fn hold(h: &Hold) -> String {
+    format!(
+        "client {} (acquisition {}, {}) held it from {} to {}{}",
+        h.process,
+        h.acquisition,
+        token(h),
+        seconds(h.start),
+        seconds(h.end),
+        if h.released { "" } else { " (never released)" }
+    )
+}
+
+pub fn render(results: &Results) -> String {
+    let mut out = String::new();
+    let verdict = match results.valid {
+        Validity::Valid => "VALID",
+        Validity::Invalid => "INVALID",
+        Validity::Unknown => "UNKNOWN",
+    };
+    if let Some(m) = &results.malformed {
+        let _ = writeln!(out, "verdict: {verdict}: the history is malformed at {m}");
+        return out;
+    }
+    let _ = writeln!(out, "verdict: {verdict}");
+    let _ = writeln!(
+        out,
+        "  operations: {}; incomplete (outcome unknown, client died or run ended): {}",
+        results.operations,
+        results.incomplete.len()
+    );
+    if let Some(o) = &results.overlapping_holders {
+        let _ = writeln!(
+            out,
+            "  overlapping holders: {} (among {} holds)",
+            o.overlaps.len(),
+            o.holds
+        );
+        if let Some(first) = o.overlaps.first() {
+            let _ = writeln!(out, "    first: {}", hold(&first.first));
+            let _ = writeln!(out, "       and {}", hold(&first.second));
+            let _ = writeln!(
+                out,
+                "       both held the lock for {} from {}{}",
+                seconds(first.length()),
+                seconds(first.from),
+                if first.faults.is_empty() {
+                    String::new()
+                } else {
+                    format!(", during {}", first.faults.join(", "))
+                }
+            );
+        }
+    }
+    if let Some(s) = &results.stale_accesses {
+        let _ = writeln!(
+            out,
+            "  stale writes accepted: {}; stale reads accepted: {}; accesses rejected by fencing: {}",
+            s.stale_writes, s.stale_reads, s.rejected
+        );
+        let first = s
+            .violations
+            .iter()
+            .find(|v| v.access.kind == AccessKind::Write)
+            .or(s.violations.first());
+        if let Some(v) = first {
+            let verb = match v.access.kind {
+                AccessKind::Write => "wrote",
+                AccessKind::Read => "read",
+            };
+            let _ = writeln!(
+                out,
+                "    first: client {} {verb} at {} under acquisition {} ({}) and the resource \
+                 accepted it, although at {} it had accepted client {}'s access under the newer \
+                 acquisition {} ({})",
+                v.access.process,
+                seconds(v.access.time),
+                v.holder.acquisition,
+                token(&v.holder),
+                seconds(v.overtaken_by.time),
+                v.overtaken_by.process,
+                v.newer_holder.acquisition,
+                token(&v.newer_holder),
+            );
+        }
+    }
+    if let Some(note) = fencing_note(results) {
+        let _ = writeln!(out, "  {note}");
+    }
+    out
+}
+
+/// Why fencing did or could not help, when the run says enough to tell.
+fn fencing_note(results: &Results) -> Option<String> {
+    let setup = results.setup.as_ref()?;
+    let stale = results.stale_accesses.as_ref()?;
+    let no_token = setup.token == "none";
+    match (setup.fencing.as_str(), no_token) {
+        ("on", true) => Some(format!(
+            "fencing is on, but {} hands out no fencing token: no access carried one, so the \
+             resource had nothing to compare and could reject nothing. Fencing cannot help with \
+             this lock.",
+            setup.lock
+        )),
+        ("on", false) if stale.rejected > 0 => Some(format!(
+            "fencing is on and {} gives a token ({}): the resource rejected {} stale accesses.",
+            setup.lock, setup.token, stale.rejected
+        )),
+        ("off", false) if stale.stale_writes > 0 => Some(format!(
+            "fencing is off: {} gives a token ({}) that the resource could have checked \
+             (try --fencing on).",
+            setup.lock, setup.token
+        )),
+        _ => None,
+    }
+}

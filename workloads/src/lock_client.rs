@@ -1,0 +1,38 @@
+//! The one extension point for locks: a client that can try to take a lock and give it back.
+
+use std::time::Duration;
+
+/// What a call to a lock service or the resource did, as far as the client can know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome<T> {
+    /// It took effect.
+    Ok(T),
+    /// It certainly did not take effect (refused, or never sent).
+    Fail(String),
+    /// Nobody knows: the request may have been applied (a timeout after sending). Recorded as
+    /// `info`, never as `fail`, because a timed-out `SET` can still be applied later.
+    Info(String),
+}
+
+/// A lock the client holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The fencing token the service handed out with this grant, if it hands any out.
+    pub token: Option<u64>,
+    /// What the client needs to release exactly this grant (a random value, a key, a path).
+    pub handle: String,
+}
+
+/// A client of one lock on one lock service.
+///
+/// Contract: every call returns within the client's own timeout, which is shorter than the
+/// lease, whatever the service does (frozen, cut off); a call never hangs. Implementations
+/// classify outcomes honestly: `Fail` only when the operation cannot have taken effect.
+pub trait LockClient {
+    /// Tries once to take the lock, waiting at most `wait` for it where the service queues
+    /// waiters. `Fail` means someone else holds it (or the request was never sent).
+    fn try_acquire(&mut self, wait: Duration) -> Outcome<Grant>;
+
+    /// Gives back a grant. `Fail` means the lock was no longer this grant's (its lease ended).
+    fn release(&mut self, grant: &Grant) -> Outcome<()>;
+}

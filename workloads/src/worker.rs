@@ -1,0 +1,164 @@
+//! The loop every client process runs: acquire (one attempt at a time, with a random back-off
+//! between attempts) → read the resource → work → write the resource → release, recording every
+//! step as an invoke and its outcome. Written once for every lock.
+//!
+//! The loop is bounded in time (`deadline`) and in count (`max_attempts`). After the deadline no
+//! new acquire starts, but a held lock is still worked on and released, so a client frozen in
+//! its critical section still shows what it does when it wakes up.
+
+use std::io::{self, Write};
+use std::thread;
+use std::time::Duration;
+
+use lockpick_checkers::model::AccessKind;
+use lockpick_checkers::{OpType, F};
+use rand::Rng;
+use serde_json::{json, Value};
+
+use crate::lock_client::{Grant, LockClient, Outcome};
+use crate::recorder::Recorder;
+use crate::resource_client::{AccessRequest, ResourceClient};
+
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    pub process: u64,
+    /// How long one acquire attempt may wait where the service queues waiters.
+    pub acquire_wait: Duration,
+    /// Time spent between the read and the write, as real work would.
+    pub work: Duration,
+    /// Longest random pause between failed acquire attempts.
+    pub backoff: Duration,
+    /// No acquire attempt starts after this (ns since the run began).
+    pub deadline_ns: u64,
+    /// No more than this many acquire attempts in all.
+    pub max_attempts: u64,
+}
+
+/// Runs the loop until the deadline or the attempt bound. Returns an error only when the
+/// operations cannot be recorded (the controller is gone).
+pub fn run<W: Write>(
+    config: &WorkerConfig,
+    lock: &mut dyn LockClient,
+    resource: &mut ResourceClient,
+    recorder: &mut Recorder<W>,
+) -> io::Result<()> {
+    let mut rng = rand::thread_rng();
+    let mut attempts = 0;
+    while attempts < config.max_attempts && recorder.clock().now() < config.deadline_ns {
+        attempts += 1;
+        let acquisition = format!("{}.{}", config.process, attempts);
+        recorder.record(
+            OpType::Invoke,
+            F::Acquire,
+            json!({ "acquisition": acquisition }),
+        )?;
+        match lock.try_acquire(config.acquire_wait) {
+            Outcome::Ok(grant) => {
+                recorder.record(
+                    OpType::Ok,
+                    F::Acquire,
+                    json!({ "acquisition": acquisition, "token": grant.token }),
+                )?;
+                critical_section(config, &acquisition, &grant, resource, recorder)?;
+                recorder.record(
+                    OpType::Invoke,
+                    F::Release,
+                    json!({ "acquisition": acquisition }),
+                )?;
+                let outcome = lock.release(&grant);
+                record_outcome(
+                    recorder,
+                    F::Release,
+                    &acquisition,
+                    grant.token,
+                    outcome,
+                    |_| Value::Null,
+                )?;
+            }
+            outcome => {
+                record_outcome(
+                    recorder,
+                    F::Acquire,
+                    &acquisition,
+                    None,
+                    outcome,
+                    |_: Grant| Value::Null,
+                )?;
+                let backoff = config.backoff.as_micros() as u64;
+                thread::sleep(Duration::from_micros(rng.gen_range(backoff / 4..=backoff)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Read, work, write. Stops at the first access that did not succeed: a client that was refused
+/// or got no answer does not go on as if it knew the value.
+fn critical_section<W: Write>(
+    config: &WorkerConfig,
+    acquisition: &str,
+    grant: &Grant,
+    resource: &mut ResourceClient,
+    recorder: &mut Recorder<W>,
+) -> io::Result<()> {
+    let mut request = AccessRequest {
+        process: config.process,
+        acquisition: acquisition.to_string(),
+        token: grant.token,
+        op: AccessKind::Read,
+        value: 0,
+    };
+    let mut access = |request: &AccessRequest, f: F, recorder: &mut Recorder<W>| {
+        let mut invoke = json!({ "acquisition": acquisition, "token": grant.token });
+        if f == F::Write {
+            invoke["value"] = json!(request.value);
+        }
+        recorder.record(OpType::Invoke, f, invoke)?;
+        let outcome = resource.access(request);
+        let value = match &outcome {
+            Outcome::Ok(v) => Some(*v),
+            _ => None,
+        };
+        record_outcome(recorder, f, acquisition, grant.token, outcome, |v| json!(v))?;
+        Ok::<_, io::Error>(value)
+    };
+
+    let Some(read) = access(&request, F::Read, recorder)? else {
+        return Ok(());
+    };
+    thread::sleep(config.work);
+    request.op = AccessKind::Write;
+    request.value = read + 1;
+    access(&request, F::Write, recorder)?;
+    Ok(())
+}
+
+/// Records the completion of an operation: `ok` with its value, `fail` or `info` with the error.
+fn record_outcome<W: Write, T>(
+    recorder: &mut Recorder<W>,
+    f: F,
+    acquisition: &str,
+    token: Option<u64>,
+    outcome: Outcome<T>,
+    value: impl FnOnce(T) -> Value,
+) -> io::Result<()> {
+    let mut body = json!({ "acquisition": acquisition, "token": token });
+    let kind = match outcome {
+        Outcome::Ok(v) => {
+            let v = value(v);
+            if !v.is_null() {
+                body["value"] = v;
+            }
+            OpType::Ok
+        }
+        Outcome::Fail(error) => {
+            body["error"] = json!(error);
+            OpType::Fail
+        }
+        Outcome::Info(error) => {
+            body["error"] = json!(error);
+            OpType::Info
+        }
+    };
+    recorder.record(kind, f, body)
+}
