@@ -22,7 +22,9 @@ pub struct Overlap {
     /// Start and end of the time both held the lock (ns since the run began).
     pub from: u64,
     pub to: u64,
-    /// Faults active at any moment of the overlap, described as "pause of client 3".
+    /// Faults active at any moment from the start of the first hold to the end of the overlap,
+    /// described as "pause of client 3": a fault that froze the first holder has often ended by
+    /// the time its stale belief meets the next holder, yet it is the cause.
     pub faults: Vec<String>,
 }
 
@@ -64,7 +66,7 @@ pub fn check(model: &Model) -> OverlappingHolders {
                 from,
                 to,
                 faults: model
-                    .faults_during(from, to)
+                    .faults_during(earlier.start, to)
                     .iter()
                     .map(|w| w.describe())
                     .collect(),

@@ -22,7 +22,7 @@ pub struct StaleAccess {
     /// An access accepted earlier from an acquisition granted after `holder`.
     pub overtaken_by: Access,
     pub newer_holder: Hold,
-    /// Faults active between the newer access and the stale one.
+    /// Faults active between the stale holder's grant and its stale access.
     pub faults: Vec<String>,
 }
 
@@ -67,7 +67,7 @@ pub fn check(model: &Model) -> StaleAccesses {
                 overtaken_by: newer_access.clone(),
                 newer_holder: newer_holder.clone(),
                 faults: model
-                    .faults_during(newer_access.time, access.time)
+                    .faults_during(holder.start, access.time)
                     .iter()
                     .map(|w| w.describe())
                     .collect(),

@@ -8,6 +8,7 @@ use std::fs;
 use anyhow::Result;
 
 use crate::cli::CleanArgs;
+use crate::config::bad;
 use crate::run_prefix::{self, is_alive, prefix_of};
 use crate::runtime::netns::{ip, kill_everything_in, list_namespaces, pids_in};
 
@@ -28,6 +29,14 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                 }
             }
         }
+    }
+    if let Some(only) = &args.prefix {
+        if !run_prefix::is_prefix(only) {
+            return Err(bad(format!(
+                "--prefix {only:?} is not a run prefix (they look like lkp1a2b3c)"
+            )));
+        }
+        runs.retain(|prefix, _| prefix == only);
     }
     let mut removed = 0;
     for (prefix, namespaces) in &runs {

@@ -138,6 +138,9 @@ pub struct CleanArgs {
     /// Also remove the leftovers of runs whose controller is still alive.
     #[arg(long)]
     pub force: bool,
+    /// Only this run (its prefix, as in `lkp1a2b3c`), instead of every run's leftovers.
+    #[arg(long)]
+    pub prefix: Option<String>,
 }
 
 #[derive(Args, Debug)]

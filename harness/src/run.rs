@@ -206,6 +206,7 @@ impl Workload {
                 "nemesis": config.nemesis_name(),
                 "clients": config.clients,
                 "seed": config.seed,
+                "prefix": prefix.name,
                 "servers": service.endpoints(),
             }),
         ))?;

@@ -1,0 +1,169 @@
+//! Shared helpers for the integration tests: they run the real `lockpick` binary as root
+//! against real servers, each in its own store folder, and check what happened.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub fn lockpick() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lockpick"))
+}
+
+/// The result of one finished `lockpick run`.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub dir: PathBuf,
+    pub results: Value,
+}
+
+impl Run {
+    pub fn overlaps(&self) -> usize {
+        self.results["overlapping_holders"]["overlaps"]
+            .as_array()
+            .map_or(0, |a| a.len())
+    }
+
+    pub fn holds(&self) -> u64 {
+        self.results["overlapping_holders"]["holds"]
+            .as_u64()
+            .unwrap_or(0)
+    }
+
+    pub fn stale(&self, what: &str) -> u64 {
+        self.results["stale_accesses"][what].as_u64().unwrap_or(0)
+    }
+
+    pub fn valid(&self) -> &str {
+        self.results["valid"].as_str().unwrap_or("?")
+    }
+
+    pub fn history(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.join("history.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// Runs `lockpick run` with `args` (plus its own store) and reads what it stored.
+pub fn run(store: &Path, args: &[&str]) -> Run {
+    let output = lockpick()
+        .arg("run")
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .output()
+        .expect("lockpick runs");
+    finished(store, output)
+}
+
+pub fn finished(store: &Path, output: Output) -> Run {
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    let dir = store.join("latest").canonicalize().unwrap_or_else(|e| {
+        panic!("no run in {store:?} ({e}); stdout:\n{stdout}\nstderr:\n{stderr}")
+    });
+    let results = std::fs::read_to_string(dir.join("results.json"))
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout,
+        stderr,
+        dir,
+        results,
+    };
+    assert_nothing_left(&run);
+    run
+}
+
+/// The run's prefix and its subnet's first three octets (`10.1.2.`), from the history's setup
+/// operation, which even a killed run has written.
+pub fn run_identity(dir: &Path) -> (String, String) {
+    let history = std::fs::read_to_string(dir.join("history.jsonl")).unwrap_or_default();
+    let setup: Value = history
+        .lines()
+        .next()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null);
+    let prefix = setup["value"]["prefix"].as_str().unwrap_or("").to_string();
+    let server = setup["value"]["servers"][0].as_str().unwrap_or("");
+    let subnet = server
+        .rsplit_once('.')
+        .map(|(net, _)| format!("{net}."))
+        .unwrap_or_default();
+    (prefix, subnet)
+}
+
+/// Nothing of the run is left: no namespace with its prefix, no lock file, no process whose
+/// command line names its subnet or its folder.
+pub fn assert_nothing_left(run: &Run) {
+    let (prefix, subnet) = run_identity(&run.dir);
+    assert_prefix_gone(&prefix);
+    if !subnet.is_empty() {
+        let dir = run.dir.to_string_lossy().to_string();
+        let leftovers = processes_mentioning(&[&subnet, &dir]);
+        assert!(leftovers.is_empty(), "processes left behind: {leftovers:?}");
+    }
+}
+
+pub fn assert_prefix_gone(prefix: &str) {
+    if prefix.is_empty() {
+        return;
+    }
+    let namespaces = namespaces_with(prefix);
+    assert!(
+        namespaces.is_empty(),
+        "namespaces left behind: {namespaces:?}"
+    );
+    let lock = format!("/run/lockpick/{prefix}.lock");
+    assert!(!Path::new(&lock).exists(), "{lock} left behind");
+}
+
+pub fn namespaces_with(prefix: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+pub fn processes_mentioning(needles: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if needles.iter().any(|n| cmdline.contains(n)) {
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    found
+}
+
+/// Waits until `condition` holds, or panics after `timeout` (generous: tests share 2 cores).
+pub fn wait_for(what: &str, timeout: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Lines in the newest run's history so far (0 before it exists).
+pub fn history_lines(store: &Path) -> usize {
+    std::fs::read_to_string(store.join("latest").join("history.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
