@@ -1,5 +1,5 @@
 //! The history: every operation of a run, one JSON object per line, in the order the controller
-//! received them (see `HISTORY.md` at the top of the repository for the schema).
+//! received them (the schema is in `checkers/HISTORY.md`).
 //!
 //! An operation is Jepsen-shaped: `index`, `time`, `process`, `type`, `f`, `value`. `time` is
 //! nanoseconds since the run began, read from the host's monotonic clock by whoever observed the
