@@ -61,6 +61,20 @@ impl Children {
         }
     }
 
+    /// How the process with this role exited, waiting up to `wait` for it; `None` if it is still
+    /// running (or unknown).
+    pub fn exit_status(&mut self, role: &Role, wait: Duration) -> Option<std::process::ExitStatus> {
+        let spawned = self.spawned.iter_mut().find(|s| &s.role == role)?;
+        let deadline = Instant::now() + wait;
+        loop {
+            match spawned.child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+                _ => return None,
+            }
+        }
+    }
+
     /// Stops every process whose role matches, giving each `grace` to exit after SIGTERM.
     pub fn stop(&mut self, matches: impl Fn(&Role) -> bool, grace: Duration) {
         let (mut stopping, keep): (Vec<Spawned>, Vec<Spawned>) =

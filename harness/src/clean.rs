@@ -19,7 +19,15 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
             runs.entry(prefix.to_string()).or_default().push(ns);
         }
     }
-    // Lock files of runs that died before creating any namespace.
+    // In-memory files and lock files of runs that died before creating any namespace.
+    if let Ok(entries) = fs::read_dir(crate::run::SCRATCH_ROOT) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if run_prefix::is_prefix(&name) {
+                runs.entry(name).or_default();
+            }
+        }
+    }
     if let Ok(entries) = fs::read_dir(run_prefix::RUN_DIR) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().to_string();
@@ -63,6 +71,16 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                     removed += 1;
                 }
                 Err(e) => eprintln!("{prefix}: {e:#}"),
+            }
+        }
+        let scratch = std::path::Path::new(crate::run::SCRATCH_ROOT).join(prefix);
+        if scratch.exists() {
+            if args.dry_run {
+                println!("{prefix}: would remove {}", scratch.display());
+            } else if let Err(e) = fs::remove_dir_all(&scratch) {
+                eprintln!("{prefix}: cannot remove {}: {e}", scratch.display());
+            } else {
+                println!("{prefix}: removed {}", scratch.display());
             }
         }
         if !args.dry_run {

@@ -40,12 +40,24 @@ pub enum Command {
 pub enum LockKind {
     /// One redis-server; SET NX PX to acquire, Lua compare-and-delete to release; no token.
     Redis,
+    /// Our faithful Redlock over 5 independent redis-servers; no token.
+    Redlock,
+    /// The published rslock crate (a Redlock client) over the same 5 redis-servers; no token.
+    Rslock,
+    /// A 3-member etcd cluster: lease + keep-alive and etcd's Lock API; token = create revision.
+    Etcd,
+    /// A 3-server ZooKeeper ensemble: the ephemeral-sequential recipe; token = sequence number.
+    Zookeeper,
 }
 
 impl LockKind {
     pub fn name(self) -> &'static str {
         match self {
             LockKind::Redis => "redis",
+            LockKind::Redlock => "redlock",
+            LockKind::Rslock => "rslock",
+            LockKind::Etcd => "etcd",
+            LockKind::Zookeeper => "zookeeper",
         }
     }
 }
@@ -168,6 +180,9 @@ pub struct ClientArgs {
     pub deadline_ns: u64,
     #[arg(long, default_value_t = 1_000_000)]
     pub max_attempts: u64,
+    /// File holding this client's clock skew in milliseconds (see `SkewableClock`).
+    #[arg(long)]
+    pub skew_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]

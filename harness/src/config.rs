@@ -65,6 +65,24 @@ impl RunConfig {
                 args.ttl
             )));
         }
+        match args.lock {
+            LockKind::Etcd if ttl.subsec_nanos() != 0 => {
+                return Err(bad(format!(
+                    "--ttl {} does not suit etcd: its leases are whole seconds (try --ttl 1s)",
+                    args.ttl
+                )))
+            }
+            LockKind::Zookeeper
+                if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(10) =>
+            {
+                return Err(bad(format!(
+                    "--ttl {} does not suit ZooKeeper: its session timeout is between 1s and 10s \
+                     here (2 to 20 ticks of 500ms)",
+                    args.ttl
+                )))
+            }
+            _ => {}
+        }
         let time_limit = parse_duration("--time-limit", &args.time_limit)?;
         if time_limit.is_zero() || time_limit > Duration::from_secs(24 * 3600) {
             return Err(bad(format!(

@@ -71,7 +71,15 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let finished = run::run(&config, interrupt)?;
             print!("{}", summary::render(&finished.results));
             println!("  store: {}", finished.dir.display());
-            let code = finished.results.valid.exit_code() as u8;
+            let mut code = finished.results.valid.exit_code() as u8;
+            for crash in &finished.crashed_clients {
+                println!("  warning: {crash}");
+            }
+            if !finished.crashed_clients.is_empty() && code == 0 {
+                // The lock was not exercised as configured: nothing found is not "valid".
+                println!("  verdict downgraded to unknown: clients crashed");
+                code = 2;
+            }
             if finished.interrupted {
                 println!("  interrupted: the history is partial");
                 // A partial run proves a violation it found, but cannot vouch for validity.

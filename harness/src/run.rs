@@ -33,17 +33,23 @@ use crate::nemesis::{Composed, Nemesis, Targets};
 use crate::run_prefix::RunPrefix;
 use crate::runtime::netns::NetnsRuntime;
 use crate::runtime::{Node, Runtime};
+use crate::service::etcd::EtcdService;
 use crate::service::redis::RedisService;
-use crate::service::{find_program, LockService};
+use crate::service::zookeeper::ZookeeperService;
+use crate::service::{find_program, LockService, ServiceSetup};
 use crate::store;
 
 const RESOURCE_PORT: u16 = 7000;
+/// Where runs keep their in-memory files, each under its prefix.
+pub const SCRATCH_ROOT: &str = "/dev/shm";
 
 /// What a finished run hands back to the command line.
 pub struct Finished {
     pub dir: PathBuf,
     pub results: Results,
     pub interrupted: bool,
+    /// Clients that exited on their own with an error, as "client 3 exited with …".
+    pub crashed_clients: Vec<String>,
 }
 
 /// `results.json`: the checkers' results and how the run went.
@@ -60,12 +66,16 @@ struct RunInfo<'a> {
     prefix: &'a str,
     seed: u64,
     interrupted: bool,
+    crashed_clients: &'a [String],
     config: &'a RunConfig,
 }
 
 fn lock_service(lock: LockKind) -> Box<dyn LockService> {
     match lock {
         LockKind::Redis => Box::new(RedisService::new(1)),
+        LockKind::Redlock | LockKind::Rslock => Box::new(RedisService::new(5)),
+        LockKind::Etcd => Box::new(EtcdService::new()),
+        LockKind::Zookeeper => Box::new(ZookeeperService::new()),
     }
 }
 
@@ -82,7 +92,7 @@ pub fn preflight(config: &RunConfig) -> Result<()> {
         missing.push(("ip", "iproute2"));
     }
     for r in lock_service(config.lock).requirements() {
-        if find_program(r.program).is_none() {
+        if !r.is_met() {
             missing.push((r.program, r.package));
         }
     }
@@ -121,11 +131,11 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     );
 
     let workload = Workload::setup(config, &prefix, &dir);
-    let interrupted = match workload {
+    let (interrupted, crashed_clients) = match workload {
         Ok(mut workload) => {
             let outcome = workload.execute(config, &interrupt);
             workload.teardown();
-            outcome?
+            (outcome?, workload.crashed_clients)
         }
         Err(e) => return Err(e),
     };
@@ -138,6 +148,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
             prefix: &prefix.name,
             seed: config.seed,
             interrupted,
+            crashed_clients: &crashed_clients,
             config,
         },
         results: &results,
@@ -150,14 +161,16 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         dir,
         results,
         interrupted,
+        crashed_clients,
     })
 }
 
 /// Everything a running test holds. Dropping it stops every process and removes every node,
 /// in that order, whatever happened before.
 struct Workload {
-    // Field order is drop order: processes first, then the namespaces they live in.
+    // Field order is drop order: processes first, then their files, then their namespaces.
     children: Children,
+    scratch: Scratch,
     runtime: NetnsRuntime,
     clock: RunClock,
     log: HistoryLog,
@@ -166,11 +179,13 @@ struct Workload {
     nemesis: Composed,
     open_clients: usize,
     resource_open: bool,
+    crashed_clients: Vec<String>,
 }
 
 impl Workload {
     fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workload> {
         let logs = dir.join(store::LOGS);
+        let scratch = Scratch::create(&prefix.name)?;
         let mut runtime = NetnsRuntime::create(&prefix.name, prefix.subnet())?;
         let mut children = Children::default();
         let mut service = lock_service(config.lock);
@@ -183,7 +198,13 @@ impl Workload {
             .collect::<Result<_>>()?;
 
         let started = Instant::now();
-        service.start(&runtime, &servers, &logs, &mut children)?;
+        service.start(&mut ServiceSetup {
+            runtime: &runtime,
+            nodes: &servers,
+            logs: &logs,
+            scratch: &scratch.path,
+            children: &mut children,
+        })?;
         eprintln!(
             "lockpick: {} ready on {} node(s) in {:.2} s",
             config.lock.name(),
@@ -271,7 +292,9 @@ impl Workload {
                 ])
                 .args(["--work-ms", &config.work.as_millis().to_string()])
                 .args(["--origin-ns", &clock.origin_ns().to_string()])
-                .args(["--deadline-ns", &deadline.to_string()]);
+                .args(["--deadline-ns", &deadline.to_string()])
+                .arg("--skew-file")
+                .arg(scratch.path.join(format!("clock-skew-{process}")));
             for endpoint in service.endpoints() {
                 command.args(["--node", &endpoint]);
             }
@@ -294,6 +317,7 @@ impl Workload {
 
         Ok(Workload {
             children,
+            scratch,
             runtime,
             clock,
             log,
@@ -302,6 +326,7 @@ impl Workload {
             nemesis: build_nemesis(config),
             open_clients: client_nodes.len(),
             resource_open: true,
+            crashed_clients: Vec::new(),
         })
     }
 
@@ -338,6 +363,7 @@ impl Workload {
             progress.show(now, self.log.len());
         };
         progress.finish();
+        self.note_crashed_clients(config.clients);
         // Whatever happened, heal before stopping anything (heal is idempotent).
         let healing = self
             .nemesis
@@ -352,6 +378,20 @@ impl Workload {
         healing?;
         drained?;
         Ok(interrupted)
+    }
+
+    /// Finds clients that exited on their own with an error (a bug in a lock client, or a
+    /// missing library), so a run in which the lock was barely exercised is not called valid.
+    fn note_crashed_clients(&mut self, clients: u32) {
+        for process in 0..clients as u64 {
+            let wait = Duration::from_millis(if self.open_clients == 0 { 1000 } else { 0 });
+            match self.children.exit_status(&Role::Client(process), wait) {
+                Some(status) if !status.success() => self.crashed_clients.push(format!(
+                    "client {process} exited with {status} (see logs/client-{process}.log)"
+                )),
+                _ => {}
+            }
+        }
     }
 
     /// Waits briefly for the next event and records it.
@@ -395,9 +435,37 @@ impl Workload {
 
     fn teardown(&mut self) {
         self.children.stop_all(Duration::from_secs(3));
+        self.scratch.remove();
         for problem in self.runtime.teardown() {
             eprintln!("lockpick: teardown: {problem}");
         }
+    }
+}
+
+/// The run's files in memory (`/dev/shm/<prefix>`): server data, configuration, clock skews.
+struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    fn create(prefix: &str) -> Result<Scratch> {
+        let path = PathBuf::from(SCRATCH_ROOT).join(prefix);
+        fs::create_dir(&path).with_context(|| format!("cannot create {path:?}"))?;
+        Ok(Scratch { path })
+    }
+
+    fn remove(&self) {
+        if let Err(e) = fs::remove_dir_all(&self.path) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                eprintln!("lockpick: teardown: cannot remove {:?}: {e}", self.path);
+            }
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.remove();
     }
 }
 
@@ -432,7 +500,7 @@ fn fencing_name(fencing: Fencing) -> &'static str {
     }
 }
 
-fn log_file(logs: &Path, name: &str) -> Result<fs::File> {
+pub fn log_file(logs: &Path, name: &str) -> Result<fs::File> {
     let path = logs.join(name);
     fs::File::create(&path).with_context(|| format!("cannot create {path:?}"))
 }

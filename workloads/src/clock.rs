@@ -41,3 +41,49 @@ pub fn monotonic_ns() -> u64 {
     let ts = clock_gettime(ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC is always readable");
     ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64
 }
+
+/// The clock our lock clients reason with (elapsed time, lease validity): the host's monotonic
+/// clock plus an offset that the harness can change while the client runs, by writing a signed
+/// number of milliseconds to the client's skew file (the clock nemesis does). It never stamps the
+/// history. Third-party clients (rslock) read the real clock and cannot be skewed this way.
+#[derive(Clone, Debug, Default)]
+pub struct SkewableClock {
+    skew_file: Option<std::path::PathBuf>,
+}
+
+impl SkewableClock {
+    pub fn new(skew_file: Option<std::path::PathBuf>) -> SkewableClock {
+        SkewableClock { skew_file }
+    }
+
+    /// Milliseconds on this client's clock.
+    pub fn now_ms(&self) -> i64 {
+        (monotonic_ns() / 1_000_000) as i64 + self.skew_ms()
+    }
+
+    /// The current offset; 0 without a file, or while the file is missing or being replaced.
+    pub fn skew_ms(&self) -> i64 {
+        self.skew_file
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_skew_file_moves_the_clock() {
+        let dir = std::env::temp_dir().join(format!("lockpick-skew-{}", std::process::id()));
+        let clock = SkewableClock::new(Some(dir.clone()));
+        assert_eq!(clock.skew_ms(), 0, "no file, no skew");
+        std::fs::write(&dir, "-30000\n").unwrap();
+        let skewed = clock.now_ms();
+        let real = SkewableClock::default().now_ms();
+        assert!((real - skewed - 30_000).abs() < 1_000, "{real} vs {skewed}");
+        std::fs::remove_file(&dir).unwrap();
+    }
+}

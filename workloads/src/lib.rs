@@ -6,11 +6,17 @@
 //! lock is exercised and recorded the same way.
 
 pub mod clock;
+pub mod etcd_gateway;
+pub mod etcd_lock;
 pub mod lock_client;
 pub mod recorder;
 pub mod redis_lock;
+pub mod redis_node;
+pub mod redlock;
 pub mod resource_client;
+pub mod rslock_lock;
 pub mod worker;
+pub mod zookeeper_lock;
 
 pub use clock::RunClock;
 pub use lock_client::{Grant, LockClient, Outcome};

@@ -21,6 +21,13 @@ pub struct Grant {
     pub token: Option<u64>,
     /// What the client needs to release exactly this grant (a random value, a key, a path).
     pub handle: String,
+    /// The servers that granted it (for Redlock, the majority), so a nemesis can aim at them.
+    pub granted_by: Vec<String>,
+}
+
+/// A random value that identifies one grant (the value of a Redis lock key).
+pub fn random_value() -> String {
+    format!("{:032x}", rand::random::<u128>())
 }
 
 /// A client of one lock on one lock service.

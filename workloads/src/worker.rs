@@ -54,11 +54,11 @@ pub fn run<W: Write>(
         )?;
         match lock.try_acquire(config.acquire_wait) {
             Outcome::Ok(grant) => {
-                recorder.record(
-                    OpType::Ok,
-                    F::Acquire,
-                    json!({ "acquisition": acquisition, "token": grant.token }),
-                )?;
+                let mut value = json!({ "acquisition": acquisition, "token": grant.token });
+                if !grant.granted_by.is_empty() {
+                    value["nodes"] = json!(grant.granted_by);
+                }
+                recorder.record(OpType::Ok, F::Acquire, value)?;
                 critical_section(config, &acquisition, &grant, resource, recorder)?;
                 recorder.record(
                     OpType::Invoke,

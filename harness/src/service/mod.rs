@@ -1,6 +1,8 @@
 //! Lock services: the real servers a lock runs on, started by the harness on its own nodes.
 
+pub mod etcd;
 pub mod redis;
+pub mod zookeeper;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -10,10 +12,21 @@ use anyhow::{bail, Result};
 use crate::children::Children;
 use crate::runtime::{Node, Runtime};
 
-/// A program a service needs, and the Debian package that provides it.
+/// A program (looked up on the PATH) or file (an absolute path) a service needs, and the Debian
+/// package that provides it.
 pub struct Requirement {
     pub program: &'static str,
     pub package: &'static str,
+}
+
+impl Requirement {
+    pub fn is_met(&self) -> bool {
+        if self.program.starts_with('/') {
+            Path::new(self.program).exists()
+        } else {
+            find_program(self.program).is_some()
+        }
+    }
 }
 
 /// A lock service: how many nodes it needs, how to start its servers there and when they are
@@ -27,20 +40,51 @@ pub trait LockService {
     /// How many server nodes the service runs on.
     fn node_count(&self) -> usize;
 
-    /// Starts one server per node and waits until all are ready.
-    fn start(
-        &mut self,
-        runtime: &dyn Runtime,
-        nodes: &[Node],
-        logs: &Path,
-        children: &mut Children,
-    ) -> Result<()>;
+    /// Starts one server per node and waits until all are ready. Logs go to `logs`; data and
+    /// configuration to `scratch` (in memory, removed with the run).
+    fn start(&mut self, setup: &mut ServiceSetup) -> Result<()>;
 
     /// The addresses clients connect to, one per node.
     fn endpoints(&self) -> Vec<String>;
 
     /// Which fencing token the lock gives its holders, in words ("none" when it gives none).
     fn token(&self) -> &'static str;
+}
+
+/// What a service starts its servers with.
+pub struct ServiceSetup<'a> {
+    pub runtime: &'a dyn Runtime,
+    pub nodes: &'a [Node],
+    pub logs: &'a Path,
+    pub scratch: &'a Path,
+    pub children: &'a mut Children,
+}
+
+impl ServiceSetup<'_> {
+    /// Waits until `ready`, run inside `node`'s network, succeeds; fails early if the server
+    /// on that node exits, and with the end of its log if it does not come up in time.
+    pub fn wait_for(
+        &mut self,
+        what: &str,
+        node: &Node,
+        log: &Path,
+        ready: impl Fn() -> Result<()> + Send + Sync + Clone + 'static,
+    ) -> Result<()> {
+        let role = crate::children::Role::Server(node.name.clone());
+        let runtime = self.runtime;
+        let children = &mut *self.children;
+        wait_until_ready(
+            &format!("{what} on {}", node.name),
+            log,
+            Duration::from_secs(30),
+            || {
+                if children.has_exited(&role) {
+                    bail!("{what} exited");
+                }
+                runtime.probe(node, Box::new(ready.clone()))
+            },
+        )
+    }
 }
 
 /// Finds `program` on the PATH.

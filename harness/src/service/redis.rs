@@ -1,14 +1,13 @@
-//! Debian's redis-server, one per node, without persistence: the setup of a typical Redis lease.
+//! Debian's redis-server, one per node, without persistence: the setup of a typical Redis lease
+//! (one node) or of Redlock (five independent nodes that never talk to each other).
 
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{find_program, wait_until_ready, LockService, Requirement};
-use crate::children::{Children, Role};
-use crate::runtime::{Node, Runtime};
+use super::{find_program, LockService, Requirement, ServiceSetup};
+use crate::children::Role;
 
 pub const PORT: u16 = 6379;
 
@@ -38,24 +37,19 @@ impl LockService for RedisService {
         self.nodes
     }
 
-    fn start(
-        &mut self,
-        runtime: &dyn Runtime,
-        nodes: &[Node],
-        logs: &Path,
-        children: &mut Children,
-    ) -> Result<()> {
+    fn start(&mut self, setup: &mut ServiceSetup) -> Result<()> {
         let program = find_program("redis-server").context("redis-server is not installed")?;
-        for node in nodes {
-            let log = logs.join(format!("redis-{}.log", node.name));
-            let child = runtime
+        for node in setup.nodes {
+            let log = setup.logs.join(format!("redis-{}.log", node.name));
+            let child = setup
+                .runtime
                 .command(node, &program)?
                 .args(["--bind", &node.ip.to_string()])
                 .args(["--port", &PORT.to_string()])
                 .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
                 .args(["--daemonize", "no"])
                 .arg("--dir")
-                .arg(logs)
+                .arg(setup.scratch)
                 .arg("--logfile")
                 .arg(&log)
                 .stdin(Stdio::null())
@@ -63,24 +57,13 @@ impl LockService for RedisService {
                 .stderr(Stdio::null())
                 .spawn()
                 .context("cannot start redis-server")?;
-            children.add(Role::Server(node.name.clone()), child);
+            setup.children.add(Role::Server(node.name.clone()), child);
             self.endpoints.push(format!("{}:{PORT}", node.ip));
         }
-        for (node, endpoint) in nodes.iter().zip(&self.endpoints) {
-            let log = logs.join(format!("redis-{}.log", node.name));
+        for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {
+            let log = setup.logs.join(format!("redis-{}.log", node.name));
             let url = format!("redis://{endpoint}/");
-            wait_until_ready(
-                &format!("redis-server on {}", node.name),
-                &log,
-                Duration::from_secs(10),
-                || {
-                    if children.has_exited(&Role::Server(node.name.clone())) {
-                        bail!("redis-server exited");
-                    }
-                    let url = url.clone();
-                    runtime.probe(node, Box::new(move || ping(&url)))
-                },
-            )?;
+            setup.wait_for("redis-server", node, &log, move || ping(&url))?;
         }
         Ok(())
     }

@@ -1,0 +1,115 @@
+//! A 3-member etcd cluster (Debian's etcd-server), data directories in memory.
+//!
+//! Heartbeat 50 ms and election timeout 500 ms make etcd's shortest lease 1 s (it is 1.5 × the
+//! election timeout), so a 1 s TTL is honoured rather than silently raised to 2 s.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use lockpick_workloads::etcd_gateway::{member_names, EtcdGateway};
+use lockpick_workloads::Outcome;
+use serde_json::json;
+
+use super::{find_program, LockService, Requirement, ServiceSetup};
+use crate::children::Role;
+
+pub const CLIENT_PORT: u16 = 2379;
+pub const PEER_PORT: u16 = 2380;
+
+pub struct EtcdService {
+    endpoints: Vec<String>,
+}
+
+impl EtcdService {
+    pub fn new() -> EtcdService {
+        EtcdService {
+            endpoints: Vec::new(),
+        }
+    }
+}
+
+impl LockService for EtcdService {
+    fn requirements(&self) -> Vec<Requirement> {
+        vec![Requirement {
+            program: "etcd",
+            package: "etcd-server",
+        }]
+    }
+
+    fn node_count(&self) -> usize {
+        3
+    }
+
+    fn start(&mut self, setup: &mut ServiceSetup) -> Result<()> {
+        let program = find_program("etcd").context("etcd is not installed")?;
+        let cluster: Vec<String> = setup
+            .nodes
+            .iter()
+            .map(|n| format!("{}=http://{}:{PEER_PORT}", n.name, n.ip))
+            .collect();
+        let token = setup
+            .scratch
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        for node in setup.nodes {
+            let client_url = format!("http://{}:{CLIENT_PORT}", node.ip);
+            let peer_url = format!("http://{}:{PEER_PORT}", node.ip);
+            let child = setup
+                .runtime
+                .command(node, &program)?
+                .args(["--name", &node.name])
+                .arg("--data-dir")
+                .arg(setup.scratch.join(format!("etcd-{}", node.name)))
+                .args(["--listen-client-urls", &client_url])
+                .args(["--advertise-client-urls", &client_url])
+                .args(["--listen-peer-urls", &peer_url])
+                .args(["--initial-advertise-peer-urls", &peer_url])
+                .args(["--initial-cluster", &cluster.join(",")])
+                .args(["--initial-cluster-state", "new"])
+                .args(["--initial-cluster-token", &token])
+                .args(["--heartbeat-interval", "50", "--election-timeout", "500"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(crate::run::log_file(
+                    setup.logs,
+                    &format!("etcd-{}.log", node.name),
+                )?)
+                .spawn()
+                .context("cannot start etcd")?;
+            setup.children.add(Role::Server(node.name.clone()), child);
+            self.endpoints.push(format!("{}:{CLIENT_PORT}", node.ip));
+        }
+        let members = setup.nodes.len();
+        for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {
+            let log = setup.logs.join(format!("etcd-{}.log", node.name));
+            let endpoint = endpoint.clone();
+            setup.wait_for("etcd", node, &log, move || healthy(&endpoint, members))?;
+        }
+        Ok(())
+    }
+
+    fn endpoints(&self) -> Vec<String> {
+        self.endpoints.clone()
+    }
+
+    fn token(&self) -> &'static str {
+        "the lock key's create revision"
+    }
+}
+
+/// Ready: the member lists every member, and a linearizable read (which needs a leader)
+/// succeeds.
+fn healthy(endpoint: &str, members: usize) -> Result<()> {
+    let mut gateway = EtcdGateway::new(&[endpoint.to_string()], Duration::from_millis(500))
+        .map_err(anyhow::Error::msg)?;
+    let names = member_names(&mut gateway).map_err(anyhow::Error::msg)?;
+    if names.len() != members {
+        bail!("member list shows {names:?}");
+    }
+    match gateway.call("kv/range", json!({ "key": "cmVhZHk=" }), None) {
+        Outcome::Ok(_) => Ok(()),
+        Outcome::Fail(e) | Outcome::Info(e) => bail!("read failed: {e}"),
+    }
+}

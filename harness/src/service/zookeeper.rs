@@ -1,0 +1,125 @@
+//! A 3-server ZooKeeper ensemble (Debian's zookeeper, `QuorumPeerMain` on a small heap), data in
+//! memory. tickTime 500 ms makes the shortest session 1 s (2 ticks).
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use super::{find_program, LockService, Requirement, ServiceSetup};
+use crate::children::Role;
+
+pub const CLIENT_PORT: u16 = 2181;
+const JAR: &str = "/usr/share/java/zookeeper.jar";
+const LOGGER_JAR: &str = "/usr/share/java/slf4j-simple.jar";
+pub const TICK_MS: u64 = 500;
+
+pub struct ZookeeperService {
+    endpoints: Vec<String>,
+}
+
+impl ZookeeperService {
+    pub fn new() -> ZookeeperService {
+        ZookeeperService {
+            endpoints: Vec::new(),
+        }
+    }
+}
+
+impl LockService for ZookeeperService {
+    fn requirements(&self) -> Vec<Requirement> {
+        vec![
+            Requirement {
+                program: "java",
+                package: "default-jre-headless",
+            },
+            Requirement {
+                program: JAR,
+                package: "zookeeper",
+            },
+        ]
+    }
+
+    fn node_count(&self) -> usize {
+        3
+    }
+
+    fn start(&mut self, setup: &mut ServiceSetup) -> Result<()> {
+        let java = find_program("java").context("java is not installed")?;
+        let servers: String = setup
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("server.{}={}:2888:3888\n", i + 1, n.ip))
+            .collect();
+        for (i, node) in setup.nodes.iter().enumerate() {
+            let dir = setup.scratch.join(format!("zookeeper-{}", node.name));
+            fs::create_dir_all(dir.join("data"))?;
+            fs::write(dir.join("data/myid"), format!("{}\n", i + 1))?;
+            let config = dir.join("zoo.cfg");
+            fs::write(
+                &config,
+                format!(
+                    "tickTime={TICK_MS}\ninitLimit=20\nsyncLimit=10\ndataDir={}\n\
+                     clientPort={CLIENT_PORT}\nclientPortAddress={}\n{servers}\
+                     4lw.commands.whitelist=ruok,srvr,stat,mntr,conf,cons\n\
+                     admin.enableServer=false\n",
+                    dir.join("data").display(),
+                    node.ip
+                ),
+            )?;
+            let log = format!("zookeeper-{}.log", node.name);
+            let output = crate::run::log_file(setup.logs, &log)?;
+            let child = setup
+                .runtime
+                .command(node, &java)?
+                .args([
+                    "-Xms32m",
+                    "-Xmx128m",
+                    "-XX:+UseSerialGC",
+                    "-XX:TieredStopAtLevel=1",
+                ])
+                .arg("-Djava.net.preferIPv4Stack=true")
+                .args(["-cp", &format!("{JAR}:{LOGGER_JAR}")])
+                .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(output.try_clone()?)
+                .stderr(output)
+                .spawn()
+                .context("cannot start ZooKeeper")?;
+            setup.children.add(Role::Server(node.name.clone()), child);
+            self.endpoints.push(format!("{}:{CLIENT_PORT}", node.ip));
+        }
+        for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {
+            let log = setup.logs.join(format!("zookeeper-{}.log", node.name));
+            let address: SocketAddr = endpoint.parse()?;
+            setup.wait_for("ZooKeeper", node, &log, move || serving(address))?;
+        }
+        Ok(())
+    }
+
+    fn endpoints(&self) -> Vec<String> {
+        self.endpoints.clone()
+    }
+
+    fn token(&self) -> &'static str {
+        "the lock node's sequence number"
+    }
+}
+
+/// Ready: `srvr` reports a mode (leader or follower); `ruok` answers too early.
+fn serving(address: SocketAddr) -> Result<()> {
+    let mut stream = TcpStream::connect_timeout(&address, Duration::from_millis(500))?;
+    stream.set_read_timeout(Some(Duration::from_millis(500)))?;
+    stream.write_all(b"srvr")?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    if !answer.contains("Mode:") {
+        bail!("srvr answered {answer:?}");
+    }
+    Ok(())
+}
