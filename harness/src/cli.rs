@@ -25,8 +25,10 @@ pub enum Command {
     Run(RunArgs),
     /// Re-check a stored history offline.
     Check(CheckArgs),
-    /// Remove everything an earlier, crashed run left behind (namespaces, processes).
+    /// Remove everything an earlier, crashed run left behind (namespaces, processes, files).
     Clean(CleanArgs),
+    /// Benchmarks: `lockpick bench startup` times each lock service's start on fresh nodes.
+    Bench(BenchArgs),
     /// (internal) One client process: the worker loop against one lock.
     #[command(hide = true)]
     Client(ClientArgs),
@@ -153,6 +155,22 @@ pub struct CleanArgs {
     /// Only this run (its prefix, as in `lkp1a2b3c`), instead of every run's leftovers.
     #[arg(long)]
     pub prefix: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// What to measure.
+    #[arg(value_enum)]
+    pub what: BenchKind,
+    /// How many times to start each service.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchKind {
+    /// Time until 5 Redis, 3 etcd and 3 ZooKeeper nodes are ready.
+    Startup,
 }
 
 #[derive(Args, Debug)]

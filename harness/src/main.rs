@@ -1,6 +1,7 @@
 //! `lockpick`: the command line. Exit codes follow Jepsen: 0 valid, 1 invalid, 2 unknown,
 //! 254 bad arguments or environment, 255 the harness itself failed.
 
+mod bench;
 mod children;
 mod clean;
 mod cli;
@@ -93,6 +94,12 @@ fn dispatch(cli: Cli) -> Result<u8> {
                 return Err(bad("lockpick clean needs root: run it with sudo"));
             }
             clean::clean(&args)?;
+            Ok(0)
+        }
+        Command::Bench(args) => {
+            match args.what {
+                cli::BenchKind::Startup => bench::startup(&args)?,
+            }
             Ok(0)
         }
         Command::Client(args) => {

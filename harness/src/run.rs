@@ -70,7 +70,7 @@ struct RunInfo<'a> {
     config: &'a RunConfig,
 }
 
-fn lock_service(lock: LockKind) -> Box<dyn LockService> {
+pub fn lock_service(lock: LockKind) -> Box<dyn LockService> {
     match lock {
         LockKind::Redis => Box::new(RedisService::new(1)),
         LockKind::Redlock | LockKind::Rslock => Box::new(RedisService::new(5)),
@@ -443,12 +443,12 @@ impl Workload {
 }
 
 /// The run's files in memory (`/dev/shm/<prefix>`): server data, configuration, clock skews.
-struct Scratch {
-    path: PathBuf,
+pub struct Scratch {
+    pub path: PathBuf,
 }
 
 impl Scratch {
-    fn create(prefix: &str) -> Result<Scratch> {
+    pub fn create(prefix: &str) -> Result<Scratch> {
         let path = PathBuf::from(SCRATCH_ROOT).join(prefix);
         fs::create_dir(&path).with_context(|| format!("cannot create {path:?}"))?;
         Ok(Scratch { path })

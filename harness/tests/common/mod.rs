@@ -19,6 +19,8 @@ pub struct Run {
     pub stderr: String,
     pub dir: PathBuf,
     pub results: Value,
+    /// Keeps a temporary store alive as long as the run is looked at.
+    store: Option<tempfile::TempDir>,
 }
 
 impl Run {
@@ -63,6 +65,16 @@ pub fn run(store: &Path, args: &[&str]) -> Run {
     finished(store, output)
 }
 
+/// Runs `lockpick run` with the flags in `line` (split at white space) in a temporary store
+/// that lives as long as the result.
+pub fn run_line(line: &str) -> Run {
+    let store = tempfile::tempdir().unwrap();
+    let args: Vec<&str> = line.split_whitespace().collect();
+    let mut r = run(store.path(), &args);
+    r.store = Some(store);
+    r
+}
+
 pub fn finished(store: &Path, output: Output) -> Run {
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
@@ -78,6 +90,7 @@ pub fn finished(store: &Path, output: Output) -> Run {
         stderr,
         dir,
         results,
+        store: None,
     };
     assert_nothing_left(&run);
     run
