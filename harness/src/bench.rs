@@ -17,13 +17,18 @@ use crate::service::ServiceSetup;
 
 pub fn startup(args: &BenchArgs) -> Result<()> {
     if !nix::unistd::geteuid().is_root() {
-        return Err(bad("lockpick bench needs root: it creates network namespaces"));
+        return Err(bad(
+            "lockpick bench needs root: it creates network namespaces",
+        ));
     }
     if args.rounds == 0 || args.rounds > 100 {
         return Err(bad("--rounds must be between 1 and 100"));
     }
     let logs = tempfile_dir()?;
-    println!("{:<10} {:>6} {:>9} {:>9} {:>9}", "service", "nodes", "min", "median", "max");
+    println!(
+        "{:<10} {:>6} {:>9} {:>9} {:>9}",
+        "service", "nodes", "min", "median", "max"
+    );
     for lock in [LockKind::Redlock, LockKind::Etcd, LockKind::Zookeeper] {
         let mut times = Vec::new();
         for _ in 0..args.rounds {
@@ -63,6 +68,8 @@ fn start_once(lock: LockKind, logs: &std::path::Path) -> Result<Duration> {
         logs,
         scratch: &scratch.path,
         children: &mut children,
+        faketime: false,
+        launches: &mut std::collections::BTreeMap::new(),
     })?;
     let elapsed = started.elapsed();
     children.stop_all(Duration::from_secs(3));

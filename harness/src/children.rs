@@ -49,16 +49,31 @@ impl Children {
         pid
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Spawned> {
-        self.spawned.iter()
-    }
-
     /// Whether the process with this role has exited (reaping it if so).
     pub fn has_exited(&mut self, role: &Role) -> bool {
         match self.spawned.iter_mut().find(|s| &s.role == role) {
             Some(s) => !matches!(s.child.try_wait(), Ok(None)),
             None => true,
         }
+    }
+
+    /// Kills the process with this role at once (resuming it first, as SIGKILL would anyway)
+    /// and forgets it.
+    pub fn kill(&mut self, role: &Role) -> Option<Pid> {
+        let index = self.spawned.iter().position(|s| &s.role == role)?;
+        let mut spawned = self.spawned.remove(index);
+        let pid = spawned.pid();
+        let _ = kill(pid, Signal::SIGCONT);
+        let _ = spawned.child.kill();
+        let _ = spawned.child.wait();
+        Some(pid)
+    }
+
+    pub fn pid(&self, role: &Role) -> Option<Pid> {
+        self.spawned
+            .iter()
+            .find(|s| &s.role == role)
+            .map(Spawned::pid)
     }
 
     /// How the process with this role exited, waiting up to `wait` for it; `None` if it is still
@@ -116,6 +131,8 @@ impl Drop for Children {
 
 /// What the reader threads tell the controller.
 pub enum Event {
+    /// A process's stream began.
+    Opened(Role),
     Op(Op),
     /// A line that is not an operation (a bug in whoever wrote it).
     Garbage(Role, String),
@@ -126,6 +143,9 @@ pub enum Event {
 /// Reads operations, one JSON line each, from a child's output until it closes.
 pub fn read_ops(role: Role, output: impl Read + Send + 'static, events: Sender<Event>) {
     thread::spawn(move || {
+        if events.send(Event::Opened(role.clone())).is_err() {
+            return;
+        }
         for line in BufReader::new(output).lines() {
             let Ok(line) = line else { break };
             let event = match serde_json::from_str::<Op>(&line) {

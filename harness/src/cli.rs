@@ -64,25 +64,101 @@ impl LockKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum NemesisKind {
     /// No faults.
     None,
-    /// Right after a client acquires, freeze it (SIGSTOP) for longer than the lease, then resume.
+    /// Lock-aware: right after a client acquires, freeze it (SIGSTOP), then resume it.
     PauseHolder,
-    /// Freeze a random lock-service node (SIGSTOP) for a while, then resume it.
+    /// Freeze a random lock-service server (SIGSTOP), then resume it.
     PauseNode,
+    /// Cut one random server off from every other node.
+    PartitionNode,
+    /// Split the servers into a minority and a majority that cannot talk.
+    PartitionHalves,
+    /// Each server sees a majority, but no two see the same one (5 servers or more).
+    PartitionRing,
+    /// Two halves joined only through one bridge server.
+    PartitionBridge,
+    /// Cut one random client off from some of the servers.
+    PartitionClient,
+    /// Lock-aware: right after a client acquires, cut it off from every server.
+    PartitionHolder,
+    /// One random server stops receiving from every other node, but can still send.
+    PartitionOneWay,
+    /// Jump a random server's clock forward by --clock-jump (libfaketime; not etcd).
+    ClockForward,
+    /// Jump a random server's clock backward by --clock-jump (libfaketime; not etcd).
+    ClockBackward,
+    /// Flip a random server's clock between +--clock-jump and true time every 100ms.
+    ClockStrobe,
+    /// Lock-aware: jump forward the clocks of the servers that granted the holder's lock.
+    ClockHolder,
+    /// Skew a random client's own clock by --clock-jump (our Redlock client).
+    SkewClients,
+    /// Kill a random server (SIGKILL), restart it after the fault duration.
+    KillNode,
+    /// Kill a random client (SIGKILL), start a fresh one in its place after the fault duration.
+    KillClient,
+    /// Lock-aware: once the holder has read the resource, hold its traffic to the resource for
+    /// --delay, so its write lands late.
+    DelayHolderWrite,
+    /// Drop --loss percent of a random server's packets, both ways.
+    Loss,
 }
 
 impl NemesisKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            NemesisKind::None => "none",
-            NemesisKind::PauseHolder => "pause-holder",
-            NemesisKind::PauseNode => "pause-node",
-        }
+    pub fn name(self) -> String {
+        let value = self.to_possible_value().expect("every nemesis has a name");
+        value.get_name().to_string()
     }
+
+    pub fn is_partition(self) -> bool {
+        matches!(
+            self,
+            NemesisKind::PartitionNode
+                | NemesisKind::PartitionHalves
+                | NemesisKind::PartitionRing
+                | NemesisKind::PartitionBridge
+                | NemesisKind::PartitionClient
+                | NemesisKind::PartitionHolder
+                | NemesisKind::PartitionOneWay
+                | NemesisKind::Loss
+        )
+    }
+
+    /// Faults that move a server's clock (through libfaketime).
+    pub fn is_server_clock(self) -> bool {
+        matches!(
+            self,
+            NemesisKind::ClockForward
+                | NemesisKind::ClockBackward
+                | NemesisKind::ClockStrobe
+                | NemesisKind::ClockHolder
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionMode {
+    /// Drop the packets: the other side sees timeouts.
+    Drop,
+    /// Reject them (TCP reset): the other side fails at once.
+    Reject,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -120,12 +196,32 @@ pub struct RunArgs {
     /// Time a client spends between its read and its write of the resource.
     #[arg(long, default_value = "100ms")]
     pub work: String,
-    /// How long a pause lasts [default: twice the TTL].
-    #[arg(long)]
-    pub pause: Option<String>,
+    /// How long each fault lasts: a pause, a partition, a kill's downtime, a clock jump
+    /// [default: twice the TTL].
+    #[arg(long, alias = "pause")]
+    pub fault_duration: Option<String>,
     /// Mean quiet time between two faults of a nemesis (each is drawn from 0.5x to 1.5x this).
     #[arg(long, default_value = "1s")]
     pub fault_interval: String,
+    /// Time at the end of the run with every fault healed, while clients go on.
+    #[arg(long, default_value = "1s")]
+    pub quiet: String,
+    /// Partitions drop packets, or reject them with a TCP reset.
+    #[arg(long, value_enum, default_value = "drop")]
+    pub partition_mode: PartitionMode,
+    /// How far clock nemeses move a clock [default: twice the TTL].
+    #[arg(long)]
+    pub clock_jump: Option<String>,
+    /// How long delay-holder-write holds the holder's traffic [default: twice the TTL].
+    #[arg(long)]
+    pub delay: Option<String>,
+    /// Percent of packets the loss nemesis drops.
+    #[arg(long, default_value_t = 30)]
+    pub loss: u8,
+    /// Replay the fault schedule stored by an earlier run (its schedule.json) instead of
+    /// drawing one from the seed.
+    #[arg(long)]
+    pub schedule: Option<PathBuf>,
     /// Client-side timeout of each request to a lock service or the resource; must be shorter
     /// than the TTL [default: half the TTL, at most 1s].
     #[arg(long)]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{Fencing, LockKind, NemesisKind, RunArgs};
+use crate::cli::{Fencing, LockKind, NemesisKind, PartitionMode, RunArgs};
 
 /// Bad input from the user or the environment: exit code 254, and nothing was created.
 #[derive(Debug)]
@@ -39,10 +39,22 @@ pub struct RunConfig {
     pub seed: u64,
     #[serde(serialize_with = "as_millis")]
     pub work: Duration,
+    /// How long each fault lasts.
     #[serde(serialize_with = "as_millis")]
-    pub pause: Duration,
+    pub fault_duration: Duration,
     #[serde(serialize_with = "as_millis")]
     pub fault_interval: Duration,
+    /// Healed time at the end of the workload.
+    #[serde(serialize_with = "as_millis")]
+    pub quiet: Duration,
+    pub partition_mode: PartitionMode,
+    #[serde(serialize_with = "as_millis")]
+    pub clock_jump: Duration,
+    #[serde(serialize_with = "as_millis")]
+    pub delay: Duration,
+    pub loss: u8,
+    /// A schedule to replay instead of drawing one.
+    pub schedule: Option<PathBuf>,
     #[serde(serialize_with = "as_millis")]
     pub op_timeout: Duration,
     pub store: PathBuf,
@@ -108,22 +120,63 @@ impl RunConfig {
                 args.ttl
             )));
         }
-        let pause = match &args.pause {
-            Some(text) => parse_duration("--pause", text)?,
-            None => ttl * 2,
+        let twice_ttl = |flag: &str, value: &Option<String>| match value {
+            Some(text) => parse_duration(flag, text),
+            None => Ok(ttl * 2),
         };
-        if pause.is_zero() {
-            return Err(bad("--pause must be more than 0"));
+        let fault_duration = twice_ttl("--fault-duration", &args.fault_duration)?;
+        let clock_jump = twice_ttl("--clock-jump", &args.clock_jump)?;
+        let delay = twice_ttl("--delay", &args.delay)?;
+        for (flag, value) in [
+            ("--fault-duration", fault_duration),
+            ("--clock-jump", clock_jump),
+            ("--delay", delay),
+        ] {
+            if value.is_zero() {
+                return Err(bad(format!("{flag} must be more than 0")));
+            }
         }
         let fault_interval = parse_duration("--fault-interval", &args.fault_interval)?;
         if fault_interval.is_zero() {
             return Err(bad("--fault-interval must be more than 0"));
+        }
+        let quiet = parse_duration("--quiet", &args.quiet)?;
+        if quiet >= time_limit {
+            return Err(bad(format!(
+                "--quiet {} leaves no time for faults within --time-limit {}",
+                args.quiet, args.time_limit
+            )));
+        }
+        if args.loss == 0 || args.loss > 100 {
+            return Err(bad(format!(
+                "--loss {} must be a percentage from 1 to 100",
+                args.loss
+            )));
         }
         let mut nemeses: Vec<NemesisKind> = Vec::new();
         for n in &args.nemesis {
             if *n != NemesisKind::None && !nemeses.contains(n) {
                 nemeses.push(*n);
             }
+        }
+        if let Some(path) = &args.schedule {
+            let schedule = crate::schedule::Schedule::load(path)?;
+            let replayed = schedule.nemeses();
+            let mut asked = nemeses.clone();
+            asked.sort();
+            if !nemeses.is_empty() && asked != replayed {
+                return Err(bad(format!(
+                    "--nemesis {} differs from the schedule in {} ({}): leave --nemesis out to \
+                     replay it",
+                    names(&nemeses),
+                    path.display(),
+                    names(&replayed)
+                )));
+            }
+            nemeses = replayed;
+        }
+        for n in &nemeses {
+            refuse_mismatch(args.lock, *n)?;
         }
         Ok(RunConfig {
             lock: args.lock,
@@ -134,8 +187,14 @@ impl RunConfig {
             fencing: args.fencing,
             seed: args.seed.unwrap_or_else(rand::random),
             work: parse_duration("--work", &args.work)?,
-            pause,
+            fault_duration,
             fault_interval,
+            quiet,
+            partition_mode: args.partition_mode,
+            clock_jump,
+            delay,
+            loss: args.loss,
+            schedule: args.schedule.clone(),
             op_timeout,
             store: args.store.clone(),
             command,
@@ -147,14 +206,59 @@ impl RunConfig {
         if self.nemeses.is_empty() {
             "none".to_string()
         } else {
-            let names: Vec<&str> = self.nemeses.iter().map(|n| n.name()).collect();
-            names.join("+")
+            names(&self.nemeses).replace(',', "+")
         }
+    }
+
+    /// When faults must all be healed: the quiet period follows.
+    pub fn heal_at(&self) -> Duration {
+        self.time_limit - self.quiet
     }
 
     /// The run's name in the store: `<lock>-<nemesis>`.
     pub fn name(&self) -> String {
         format!("{}-{}", self.lock.name(), self.nemesis_name())
+    }
+}
+
+fn names(nemeses: &[NemesisKind]) -> String {
+    let names: Vec<String> = nemeses.iter().map(|n| n.name()).collect();
+    names.join(",")
+}
+
+/// Refuses a nemesis that cannot do what it says to this lock, rather than pretend.
+fn refuse_mismatch(lock: LockKind, nemesis: NemesisKind) -> anyhow::Result<()> {
+    let why = match (lock, nemesis) {
+        (LockKind::Etcd, n) if n.is_server_clock() => Some(
+            "etcd is a Go program, which reads the clock without libc, so libfaketime cannot \
+             move its clock: the jump would do nothing. Clock jumps work on redis, redlock, \
+             rslock and zookeeper servers",
+        ),
+        (LockKind::Rslock | LockKind::Etcd | LockKind::Zookeeper, NemesisKind::ClockHolder) => {
+            Some("clock-holder needs to know which servers granted the lock: only the redis and redlock clients say")
+        }
+        (LockKind::Redlock, NemesisKind::SkewClients) => None,
+        (LockKind::Rslock, NemesisKind::SkewClients) => Some(
+            "the rslock crate reads the real clock: its clients cannot be skewed",
+        ),
+        (_, NemesisKind::SkewClients) => Some(
+            "only the redlock client reasons with its own clock; skewing this one would do nothing",
+        ),
+        (LockKind::Redis | LockKind::Etcd | LockKind::Zookeeper, NemesisKind::PartitionRing) => {
+            Some("partition-ring needs 5 servers or more (redlock, rslock)")
+        }
+        (LockKind::Redis, NemesisKind::PartitionHalves | NemesisKind::PartitionBridge) => {
+            Some("a single server cannot be split: use partition-node or partition-client")
+        }
+        _ => None,
+    };
+    match why {
+        Some(why) => Err(bad(format!(
+            "--nemesis {} cannot apply to --lock {}: {why}",
+            nemesis.name(),
+            lock.name()
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -6,8 +6,10 @@
 //! when dropped, which also happens on an error or a panic; Ctrl-C and SIGTERM end the workload
 //! phase early and take the same path.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,21 +20,21 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use lockpick_checkers::{Op, OpType, Process, Results, F};
 use lockpick_workloads::RunClock;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::json;
 
 use crate::children::{read_ops, Children, Event, Role};
 use crate::cli::{Fencing, LockKind, NemesisKind};
+use crate::cluster::{ClientCommand, Cluster};
 use crate::config::{bad, RunConfig};
+use crate::delay_proxy::DelayLink;
+use crate::firewall;
 use crate::history_log::HistoryLog;
-use crate::nemesis::pause_holder::PauseHolder;
-use crate::nemesis::pause_node::PauseNode;
-use crate::nemesis::{Composed, Nemesis, Targets};
+use crate::nemesis::Scheduler;
 use crate::run_prefix::RunPrefix;
 use crate::runtime::netns::NetnsRuntime;
 use crate::runtime::{Node, Runtime};
+use crate::schedule::{Schedule, Shape};
 use crate::service::etcd::EtcdService;
 use crate::service::redis::RedisService;
 use crate::service::zookeeper::ZookeeperService;
@@ -168,17 +170,12 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
 /// Everything a running test holds. Dropping it stops every process and removes every node,
 /// in that order, whatever happened before.
 struct Workload {
-    // Field order is drop order: processes first, then their files, then their namespaces.
-    children: Children,
-    scratch: Scratch,
-    runtime: NetnsRuntime,
+    cluster: Cluster,
     clock: RunClock,
     log: HistoryLog,
     events: mpsc::Receiver<Event>,
-    targets: Targets,
-    nemesis: Composed,
+    scheduler: Scheduler,
     open_clients: usize,
-    resource_open: bool,
     crashed_clients: Vec<String>,
 }
 
@@ -189,14 +186,27 @@ impl Workload {
         let mut runtime = NetnsRuntime::create(&prefix.name, prefix.subnet())?;
         let mut children = Children::default();
         let mut service = lock_service(config.lock);
+        let mut nodes = BTreeMap::new();
+        let mut add = |runtime: &mut NetnsRuntime, name: String| -> Result<Node> {
+            let node = runtime.add_node(&name)?;
+            nodes.insert(name, node.clone());
+            Ok(node)
+        };
         let servers: Vec<Node> = (1..=service.node_count())
-            .map(|i| runtime.add_node(&format!("n{i}")))
+            .map(|i| add(&mut runtime, format!("n{i}")))
             .collect::<Result<_>>()?;
-        let resource_node = runtime.add_node("resource")?;
+        let resource_node = add(&mut runtime, "resource".to_string())?;
         let client_nodes: Vec<Node> = (0..config.clients)
-            .map(|i| runtime.add_node(&format!("c{i}")))
+            .map(|i| add(&mut runtime, format!("c{i}")))
             .collect::<Result<_>>()?;
+        if config.nemeses.iter().any(|n| n.is_partition()) {
+            for node in nodes.values() {
+                firewall::install(&runtime, node, config.partition_mode)?;
+            }
+        }
 
+        let faketime = config.nemeses.iter().any(|n| n.is_server_clock());
+        let mut launches = BTreeMap::new();
         let started = Instant::now();
         service.start(&mut ServiceSetup {
             runtime: &runtime,
@@ -204,6 +214,8 @@ impl Workload {
             logs: &logs,
             scratch: &scratch.path,
             children: &mut children,
+            faketime,
+            launches: &mut launches,
         })?;
         eprintln!(
             "lockpick: {} ready on {} node(s) in {:.2} s",
@@ -211,6 +223,22 @@ impl Workload {
             servers.len(),
             started.elapsed().as_secs_f64()
         );
+        let endpoints: BTreeMap<String, SocketAddr> = servers
+            .iter()
+            .zip(service.endpoints())
+            .map(|(node, endpoint)| Ok((node.name.clone(), endpoint.parse()?)))
+            .collect::<Result<_>>()?;
+
+        let shape = Shape {
+            servers: servers.iter().map(|n| n.name.clone()).collect(),
+            clients: client_nodes.iter().map(|n| n.name.clone()).collect(),
+            others: vec![resource_node.name.clone()],
+        };
+        let schedule = match &config.schedule {
+            Some(path) => Schedule::load(path)?,
+            None => Schedule::plan(config, &shape),
+        };
+        schedule.save(&dir.join(store::SCHEDULE))?;
 
         let clock = RunClock::start();
         let mut log = HistoryLog::create(&dir.join(store::HISTORY))?;
@@ -223,7 +251,7 @@ impl Workload {
                 "lock": config.lock.name(),
                 "token": service.token(),
                 "ttl_ms": config.ttl.as_millis() as u64,
-                "fencing": match config.fencing { Fencing::On => "on", Fencing::Off => "off" },
+                "fencing": fencing_name(config.fencing),
                 "nemesis": config.nemesis_name(),
                 "clients": config.clients,
                 "seed": config.seed,
@@ -234,7 +262,7 @@ impl Workload {
 
         let (sender, events) = mpsc::channel();
         let me = std::env::current_exe().context("cannot find the lockpick binary")?;
-        let resource = std::net::SocketAddr::from((resource_node.ip, RESOURCE_PORT));
+        let resource = SocketAddr::from((resource_node.ip, RESOURCE_PORT));
         let mut child = runtime
             .command(&resource_node, &me)?
             .arg("resource")
@@ -270,62 +298,57 @@ impl Workload {
             },
         )?;
 
-        let mut targets = Targets::default();
-        for spawned in children.iter() {
-            if let Role::Server(node) = &spawned.role {
-                targets.servers.insert(node.clone(), spawned.pid());
-            }
+        let mut args = vec![
+            "--lock".to_string(),
+            config.lock.name().to_string(),
+            "--ttl-ms".to_string(),
+            config.ttl.as_millis().to_string(),
+            "--op-timeout-ms".to_string(),
+            config.op_timeout.as_millis().to_string(),
+            "--work-ms".to_string(),
+            config.work.as_millis().to_string(),
+            "--origin-ns".to_string(),
+            clock.origin_ns().to_string(),
+        ];
+        for endpoint in service.endpoints() {
+            args.push("--node".to_string());
+            args.push(endpoint);
         }
-        let deadline = config.time_limit.as_nanos() as u64;
-        for (process, node) in client_nodes.iter().enumerate() {
-            let process = process as u64;
-            let mut command = runtime.command(node, &me)?;
-            command
-                .arg("client")
-                .args(["--process", &process.to_string()])
-                .args(["--lock", config.lock.name()])
-                .args(["--resource", &resource.to_string()])
-                .args(["--ttl-ms", &config.ttl.as_millis().to_string()])
-                .args([
-                    "--op-timeout-ms",
-                    &config.op_timeout.as_millis().to_string(),
-                ])
-                .args(["--work-ms", &config.work.as_millis().to_string()])
-                .args(["--origin-ns", &clock.origin_ns().to_string()])
-                .args(["--deadline-ns", &deadline.to_string()])
-                .arg("--skew-file")
-                .arg(scratch.path.join(format!("clock-skew-{process}")));
-            for endpoint in service.endpoints() {
-                command.args(["--node", &endpoint]);
-            }
-            let mut child = command
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(log_file(&logs, &format!("client-{process}.log"))?)
-                .spawn()
-                .context("cannot start a client")?;
-            read_ops(
-                Role::Client(process),
-                child.stdout.take().expect("piped"),
-                sender.clone(),
-            );
-            targets
-                .clients
-                .insert(process, children.add(Role::Client(process), child));
-        }
-        drop(sender);
-
-        Ok(Workload {
+        let client_command = ClientCommand {
+            program: me,
+            args,
+            resource,
+            logs: logs.clone(),
+        };
+        let mut cluster = Cluster::new(
             children,
             scratch,
             runtime,
+            nodes,
+            endpoints,
+            launches,
+            client_command,
+            sender,
+        );
+        if config.nemeses.contains(&NemesisKind::DelayHolderWrite) {
+            for node in &client_nodes {
+                let namespace = fs::File::open(format!("/run/netns/{}", node.host_name))?;
+                let link = DelayLink::start(namespace, resource)?;
+                cluster.resource_links.insert(node.name.clone(), link);
+            }
+        }
+        let deadline = config.time_limit.as_nanos() as u64;
+        for node in &client_nodes {
+            cluster.spawn_client(&node.name, deadline)?;
+        }
+
+        Ok(Workload {
+            cluster,
             clock,
             log,
             events,
-            targets,
-            nemesis: build_nemesis(config),
-            open_clients: client_nodes.len(),
-            resource_open: true,
+            scheduler: Scheduler::new(&schedule),
+            open_clients: 0,
             crashed_clients: Vec::new(),
         })
     }
@@ -333,47 +356,55 @@ impl Workload {
     /// The workload phase, then heal, then the clients' last operations. Returns whether the
     /// run was interrupted.
     fn execute(&mut self, config: &RunConfig, interrupt: &AtomicBool) -> Result<bool> {
+        let heal_at = config.heal_at().as_nanos() as u64;
         let deadline = config.time_limit.as_nanos() as u64;
-        // After the heal, a client may still be finishing its critical section: give it time for
-        // a pause to end, its requests to time out and its work to finish.
-        let grace = config.pause + config.ttl * 4 + config.work + Duration::from_secs(10);
+        // After the deadline, a client may still be finishing its critical section: give it time
+        // for its requests to time out and its work to finish.
+        let grace = config.fault_duration + config.ttl * 4 + config.work + Duration::from_secs(10);
         let hard_stop = deadline + grace.as_nanos() as u64;
         let mut progress = Progress::new(config.time_limit);
         let mut healed = false;
         let result = loop {
-            if let Err(e) = self.receive(!healed) {
+            if let Err(e) = self.receive(config, !healed) {
                 break Err(e);
             }
             let now = self.clock.now();
             let interrupted = interrupt.load(Ordering::SeqCst);
             if !healed {
-                if let Err(e) = self.nemesis.on_tick(now, &self.targets, &mut self.log) {
+                let ticked = self
+                    .scheduler
+                    .on_tick(now, &mut self.cluster, config, &mut self.log);
+                if let Err(e) = ticked {
                     break Err(e);
                 }
-                if now >= deadline || interrupted || self.open_clients == 0 {
+                if now >= heal_at || interrupted {
                     healed = true;
-                    if let Err(e) = self.nemesis.heal(now, &self.targets, &mut self.log) {
+                    let healing =
+                        self.scheduler
+                            .heal(now, &mut self.cluster, config, &mut self.log);
+                    if let Err(e) = healing {
                         break Err(e);
                     }
                 }
             }
-            if healed && (self.open_clients == 0 || interrupted || now >= hard_stop) {
+            let finished = now >= deadline && self.open_clients == 0;
+            if healed && (finished || interrupted || now >= hard_stop) {
                 break Ok(interrupted);
             }
-            progress.show(now, self.log.len());
+            progress.show(now, self.log.len(), self.scheduler.open_faults());
         };
         progress.finish();
-        self.note_crashed_clients(config.clients);
         // Whatever happened, heal before stopping anything (heal is idempotent).
-        let healing = self
-            .nemesis
-            .heal(self.clock.now(), &self.targets, &mut self.log);
-        self.children
-            .stop(|r| matches!(r, Role::Client(_)), Duration::from_secs(2));
-        self.children
-            .stop(|r| *r == Role::Resource, Duration::from_secs(2));
+        let healing =
+            self.scheduler
+                .heal(self.clock.now(), &mut self.cluster, config, &mut self.log);
+        self.note_crashed_clients();
+        let children = &mut self.cluster.children;
+        children.stop(|r| matches!(r, Role::Client(_)), Duration::from_secs(2));
+        children.stop(|r| *r == Role::Resource, Duration::from_secs(2));
+        self.cluster.close_streams();
         // Every stream is closed now: record what was still in the pipes.
-        let drained = self.drain();
+        let drained = self.drain(config);
         let interrupted = result?;
         healing?;
         drained?;
@@ -382,10 +413,12 @@ impl Workload {
 
     /// Finds clients that exited on their own with an error (a bug in a lock client, or a
     /// missing library), so a run in which the lock was barely exercised is not called valid.
-    fn note_crashed_clients(&mut self, clients: u32) {
-        for process in 0..clients as u64 {
-            let wait = Duration::from_millis(if self.open_clients == 0 { 1000 } else { 0 });
-            match self.children.exit_status(&Role::Client(process), wait) {
+    fn note_crashed_clients(&mut self) {
+        let wait = Duration::from_millis(if self.open_clients == 0 { 1000 } else { 0 });
+        let processes: Vec<u64> = self.cluster.slots.values().copied().collect();
+        for process in processes {
+            let role = Role::Client(process);
+            match self.cluster.children.exit_status(&role, wait) {
                 Some(status) if !status.success() => self.crashed_clients.push(format!(
                     "client {process} exited with {status} (see logs/client-{process}.log)"
                 )),
@@ -395,24 +428,28 @@ impl Workload {
     }
 
     /// Waits briefly for the next event and records it.
-    fn receive(&mut self, nemesis_active: bool) -> Result<()> {
+    fn receive(&mut self, config: &RunConfig, nemesis_active: bool) -> Result<()> {
         match self.events.recv_timeout(Duration::from_millis(5)) {
-            Ok(event) => self.record(event, nemesis_active),
+            Ok(event) => self.record(config, event, nemesis_active),
             Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => Ok(()),
         }
     }
 
-    fn record(&mut self, event: Event, nemesis_active: bool) -> Result<()> {
+    fn record(&mut self, config: &RunConfig, event: Event, nemesis_active: bool) -> Result<()> {
         match event {
             Event::Op(op) => {
                 let op = self.log.append(op)?;
                 if nemesis_active {
                     let now = self.clock.now();
-                    self.nemesis.on_op(&op, now, &self.targets, &mut self.log)?;
+                    self.scheduler
+                        .on_op(&op, now, &mut self.cluster, config, &mut self.log)?;
                 }
             }
-            Event::Closed(Role::Resource) => self.resource_open = false,
-            Event::Closed(_) => self.open_clients = self.open_clients.saturating_sub(1),
+            Event::Opened(Role::Client(_)) => self.open_clients += 1,
+            Event::Closed(Role::Client(_)) => {
+                self.open_clients = self.open_clients.saturating_sub(1)
+            }
+            Event::Opened(_) | Event::Closed(_) => {}
             Event::Garbage(role, line) => {
                 eprintln!("lockpick: {role:?} wrote a line that is not an operation: {line}");
             }
@@ -421,11 +458,11 @@ impl Workload {
     }
 
     /// Records the rest of every stream, waiting at most a few seconds.
-    fn drain(&mut self) -> Result<()> {
+    fn drain(&mut self, config: &RunConfig) -> Result<()> {
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             match self.events.recv_timeout(Duration::from_millis(50)) {
-                Ok(event) => self.record(event, false)?,
+                Ok(event) => self.record(config, event, false)?,
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return Ok(()),
             }
@@ -434,9 +471,10 @@ impl Workload {
     }
 
     fn teardown(&mut self) {
-        self.children.stop_all(Duration::from_secs(3));
-        self.scratch.remove();
-        for problem in self.runtime.teardown() {
+        self.cluster.children.stop_all(Duration::from_secs(3));
+        self.cluster.resource_links.clear();
+        self.cluster.scratch.remove();
+        for problem in self.cluster.runtime.teardown() {
             eprintln!("lockpick: teardown: {problem}");
         }
     }
@@ -467,30 +505,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         self.remove();
     }
-}
-
-fn build_nemesis(config: &RunConfig) -> Composed {
-    let nemeses = config
-        .nemeses
-        .iter()
-        .enumerate()
-        .map(|(i, kind)| {
-            // Each nemesis draws from its own stream, so adding one does not shift another's
-            // schedule.
-            let rng = ChaCha8Rng::seed_from_u64(config.seed.wrapping_add(i as u64 * 0x9E37_79B9));
-            let nemesis: Box<dyn Nemesis> = match kind {
-                NemesisKind::PauseHolder => {
-                    Box::new(PauseHolder::new(rng, config.pause, config.fault_interval))
-                }
-                NemesisKind::PauseNode => {
-                    Box::new(PauseNode::new(rng, config.pause, config.fault_interval))
-                }
-                NemesisKind::None => unreachable!("config drops `none`"),
-            };
-            nemesis
-        })
-        .collect();
-    Composed::new(nemeses)
 }
 
 fn fencing_name(fencing: Fencing) -> &'static str {
@@ -539,7 +553,7 @@ impl Progress {
         }
     }
 
-    fn show(&mut self, now: u64, operations: u64) {
+    fn show(&mut self, now: u64, operations: u64, faults: usize) {
         if !self.terminal
             || self
                 .last
@@ -549,7 +563,7 @@ impl Progress {
         }
         self.last = Some(Instant::now());
         eprint!(
-            "\r  {:.0} s / {:.0} s, {operations} operations   ",
+            "\r  {:.0} s / {:.0} s, {operations} operations, {faults} fault(s) active   ",
             now as f64 / 1e9,
             self.limit.as_secs_f64()
         );

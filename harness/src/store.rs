@@ -11,6 +11,7 @@ pub const HISTORY: &str = "history.jsonl";
 pub const RESULTS: &str = "results.json";
 pub const CONFIG: &str = "config.json";
 pub const COMMAND: &str = "command.txt";
+pub const SCHEDULE: &str = "schedule.json";
 pub const LOGS: &str = "logs";
 
 /// Creates a fresh run folder (and its `logs/`) and points the `latest` links at it.

@@ -1,11 +1,14 @@
 //! Freezing a process with SIGSTOP and thawing it with SIGCONT, checked through /proc: the
-//! history says a pause happened only if the process really stopped.
+//! history says a pause took effect only if the kernel reported the process stopped.
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context as _, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use serde_json::{json, Value};
+
+use super::{Context, Fault};
 
 /// Stops `pid` and waits (briefly) until the kernel reports it stopped. Returns whether it did.
 pub fn freeze(pid: Pid) -> Result<bool> {
@@ -35,43 +38,31 @@ pub fn state(pid: Pid) -> Option<char> {
     stat[stat.rfind(')')? + 1..].trim_start().chars().next()
 }
 
-/// One pause in progress: a frozen process, the fault id its stop must carry, and when it ends.
+/// A frozen process.
 pub struct Pause {
     id: u64,
     pid: Pid,
     target: String,
-    pub until: u64,
 }
 
 impl Pause {
-    /// Freezes `pid` for `duration` and records the start, with `details` about why.
-    pub fn begin(
-        ctx: &mut super::Context,
-        pid: Pid,
-        target: String,
-        duration: Duration,
-        mut details: serde_json::Value,
-    ) -> Result<Pause> {
+    /// Freezes `pid` and records the start, with `details` about why.
+    pub fn begin(ctx: &mut Context, pid: Pid, target: String, mut details: Value) -> Result<Pause> {
         let effective = freeze(pid)?;
-        details["duration_ms"] = (duration.as_millis() as u64).into();
         details["effective"] = effective.into();
         let id = ctx.started("pause", std::slice::from_ref(&target), details)?;
-        Ok(Pause {
-            id,
-            pid,
-            target,
-            until: ctx.now + duration.as_nanos() as u64,
-        })
+        Ok(Pause { id, pid, target })
     }
+}
 
-    /// Resumes the process and records the stop.
-    pub fn end(self, ctx: &mut super::Context) -> Result<()> {
+impl Fault for Pause {
+    fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
         thaw(self.pid)?;
         ctx.stopped(
             self.id,
             "pause",
             std::slice::from_ref(&self.target),
-            serde_json::json!({}),
+            json!({}),
         )
     }
 }

@@ -3,7 +3,6 @@
 //! Heartbeat 50 ms and election timeout 500 ms make etcd's shortest lease 1 s (it is 1.5 × the
 //! election timeout), so a 1 s TTL is honoured rather than silently raised to 2 s.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -11,8 +10,8 @@ use lockpick_workloads::etcd_gateway::{member_names, EtcdGateway};
 use lockpick_workloads::Outcome;
 use serde_json::json;
 
-use super::{find_program, LockService, Requirement, ServiceSetup};
-use crate::children::Role;
+use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
+use crate::faketime::Flavor;
 
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;
@@ -54,11 +53,11 @@ impl LockService for EtcdService {
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
         for node in setup.nodes {
+            let log = setup.logs.join(format!("etcd-{}.log", node.name));
             let client_url = format!("http://{}:{CLIENT_PORT}", node.ip);
             let peer_url = format!("http://{}:{PEER_PORT}", node.ip);
-            let child = setup
-                .runtime
-                .command(node, &program)?
+            let mut launch = Launch::new(node, program.clone(), log);
+            launch
                 .args(["--name", &node.name])
                 .arg("--data-dir")
                 .arg(setup.scratch.join(format!("etcd-{}", node.name)))
@@ -69,16 +68,9 @@ impl LockService for EtcdService {
                 .args(["--initial-cluster", &cluster.join(",")])
                 .args(["--initial-cluster-state", "new"])
                 .args(["--initial-cluster-token", &token])
-                .args(["--heartbeat-interval", "50", "--election-timeout", "500"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(crate::run::log_file(
-                    setup.logs,
-                    &format!("etcd-{}.log", node.name),
-                )?)
-                .spawn()
-                .context("cannot start etcd")?;
-            setup.children.add(Role::Server(node.name.clone()), child);
+                .args(["--heartbeat-interval", "50", "--election-timeout", "500"]);
+            // etcd ignores libfaketime: the configuration refuses clock nemeses for it.
+            setup.launch(launch, Flavor::Redis)?;
             self.endpoints.push(format!("{}:{CLIENT_PORT}", node.ip));
         }
         let members = setup.nodes.len();

@@ -4,10 +4,13 @@ pub mod etcd;
 pub mod redis;
 pub mod zookeeper;
 
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::children::Children;
 use crate::runtime::{Node, Runtime};
@@ -51,6 +54,56 @@ pub trait LockService {
     fn token(&self) -> &'static str;
 }
 
+/// How to start one server, kept so a nemesis can restart it after killing it.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub node: Node,
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub env: Vec<(String, String)>,
+    /// Its standard output and error go here (appended: a restart keeps the earlier log).
+    pub log: PathBuf,
+}
+
+impl Launch {
+    pub fn new(node: &Node, program: PathBuf, log: PathBuf) -> Launch {
+        Launch {
+            node: node.clone(),
+            program,
+            args: Vec::new(),
+            env: Vec::new(),
+            log,
+        }
+    }
+
+    pub fn arg(&mut self, arg: impl Into<OsString>) -> &mut Launch {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I: Into<OsString>>(&mut self, args: impl IntoIterator<Item = I>) -> &mut Launch {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn spawn(&self, runtime: &dyn Runtime) -> Result<std::process::Child> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .with_context(|| format!("cannot open {}", self.log.display()))?;
+        runtime
+            .command(&self.node, &self.program)?
+            .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("cannot start {}", self.program.display()))
+    }
+}
+
 /// What a service starts its servers with.
 pub struct ServiceSetup<'a> {
     pub runtime: &'a dyn Runtime,
@@ -58,9 +111,31 @@ pub struct ServiceSetup<'a> {
     pub logs: &'a Path,
     pub scratch: &'a Path,
     pub children: &'a mut Children,
+    /// Set when a clock nemesis will run: servers start under libfaketime.
+    pub faketime: bool,
+    /// Every server's launch, by node name, filled in by `launch`.
+    pub launches: &'a mut BTreeMap<String, Launch>,
 }
 
 impl ServiceSetup<'_> {
+    /// Starts a server (under libfaketime if asked, with its clock file at true time), and keeps
+    /// its launch for restarts.
+    pub fn launch(&mut self, mut launch: Launch, flavor: crate::faketime::Flavor) -> Result<()> {
+        if self.faketime {
+            let file = crate::faketime::file(self.scratch, &launch.node.name);
+            crate::faketime::set_offset(&file, 0)?;
+            launch
+                .env
+                .extend(crate::faketime::environment(&file, flavor));
+        }
+        let child = launch.spawn(self.runtime)?;
+        let name = launch.node.name.clone();
+        self.children
+            .add(crate::children::Role::Server(name.clone()), child);
+        self.launches.insert(name, launch);
+        Ok(())
+    }
+
     /// Waits until `ready`, run inside `node`'s network, succeeds; fails early if the server
     /// on that node exits, and with the end of its log if it does not come up in time.
     pub fn wait_for(

@@ -1,13 +1,12 @@
 //! Debian's redis-server, one per node, without persistence: the setup of a typical Redis lease
 //! (one node) or of Redlock (five independent nodes that never talk to each other).
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{find_program, LockService, Requirement, ServiceSetup};
-use crate::children::Role;
+use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
+use crate::faketime::Flavor;
 
 pub const PORT: u16 = 6379;
 
@@ -41,9 +40,8 @@ impl LockService for RedisService {
         let program = find_program("redis-server").context("redis-server is not installed")?;
         for node in setup.nodes {
             let log = setup.logs.join(format!("redis-{}.log", node.name));
-            let child = setup
-                .runtime
-                .command(node, &program)?
+            let mut launch = Launch::new(node, program.clone(), log.clone());
+            launch
                 .args(["--bind", &node.ip.to_string()])
                 .args(["--port", &PORT.to_string()])
                 .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
@@ -51,13 +49,12 @@ impl LockService for RedisService {
                 .arg("--dir")
                 .arg(setup.scratch)
                 .arg("--logfile")
-                .arg(&log)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .context("cannot start redis-server")?;
-            setup.children.add(Role::Server(node.name.clone()), child);
+                .arg(&log);
+            if setup.faketime {
+                // jemalloc's background thread calls the clock before libfaketime is ready.
+                launch.args(["--jemalloc-bg-thread", "no"]);
+            }
+            setup.launch(launch, Flavor::Redis)?;
             self.endpoints.push(format!("{}:{PORT}", node.ip));
         }
         for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {

@@ -4,13 +4,12 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{find_program, LockService, Requirement, ServiceSetup};
-use crate::children::Role;
+use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
+use crate::faketime::Flavor;
 
 pub const CLIENT_PORT: u16 = 2181;
 const JAR: &str = "/usr/share/java/zookeeper.jar";
@@ -71,11 +70,9 @@ impl LockService for ZookeeperService {
                     node.ip
                 ),
             )?;
-            let log = format!("zookeeper-{}.log", node.name);
-            let output = crate::run::log_file(setup.logs, &log)?;
-            let child = setup
-                .runtime
-                .command(node, &java)?
+            let log = setup.logs.join(format!("zookeeper-{}.log", node.name));
+            let mut launch = Launch::new(node, java.clone(), log);
+            launch
                 .args([
                     "-Xms32m",
                     "-Xmx128m",
@@ -85,13 +82,8 @@ impl LockService for ZookeeperService {
                 .arg("-Djava.net.preferIPv4Stack=true")
                 .args(["-cp", &format!("{JAR}:{LOGGER_JAR}")])
                 .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
-                .arg(&config)
-                .stdin(Stdio::null())
-                .stdout(output.try_clone()?)
-                .stderr(output)
-                .spawn()
-                .context("cannot start ZooKeeper")?;
-            setup.children.add(Role::Server(node.name.clone()), child);
+                .arg(&config);
+            setup.launch(launch, Flavor::Java)?;
             self.endpoints.push(format!("{}:{CLIENT_PORT}", node.ip));
         }
         for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {

@@ -1,0 +1,217 @@
+//! Everything a run has set up and a nemesis acts on: the nodes, the processes on them and how
+//! to start them again, the servers' clocks, the clients' delay links, the firewall.
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use nix::unistd::Pid;
+
+use crate::children::{read_ops, Children, Event, Role};
+use crate::delay_proxy::DelayLink;
+use crate::firewall;
+use crate::run::Scratch;
+use crate::runtime::netns::NetnsRuntime;
+use crate::runtime::{Node, Runtime};
+use crate::service::Launch;
+
+/// How to start a client process; the parts that differ per client are added by `spawn_client`.
+pub struct ClientCommand {
+    pub program: PathBuf,
+    /// Flags every client gets (lock, TTL, timeouts, servers, deadline).
+    pub args: Vec<String>,
+    pub resource: SocketAddr,
+    pub logs: PathBuf,
+}
+
+pub struct Cluster {
+    // Field order is drop order: processes first, then the links and files they use, then the
+    // namespaces they live in.
+    pub children: Children,
+    /// Each client node's proxied link to the resource (only with delay nemeses).
+    pub resource_links: BTreeMap<String, DelayLink>,
+    pub scratch: Scratch,
+    pub runtime: NetnsRuntime,
+    pub nodes: BTreeMap<String, Node>,
+    /// Lock-service servers by node name, and the address clients reach each at.
+    pub endpoints: BTreeMap<String, SocketAddr>,
+    pub launches: BTreeMap<String, Launch>,
+    /// The process running in each client node now.
+    pub slots: BTreeMap<String, u64>,
+    next_process: u64,
+    client_command: ClientCommand,
+    events: Option<Sender<Event>>,
+}
+
+impl Cluster {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        children: Children,
+        scratch: Scratch,
+        runtime: NetnsRuntime,
+        nodes: BTreeMap<String, Node>,
+        endpoints: BTreeMap<String, SocketAddr>,
+        launches: BTreeMap<String, Launch>,
+        client_command: ClientCommand,
+        events: Sender<Event>,
+    ) -> Cluster {
+        Cluster {
+            children,
+            resource_links: BTreeMap::new(),
+            scratch,
+            runtime,
+            nodes,
+            endpoints,
+            launches,
+            slots: BTreeMap::new(),
+            next_process: 0,
+            client_command,
+            events: Some(events),
+        }
+    }
+
+    pub fn node(&self, name: &str) -> Result<&Node> {
+        self.nodes
+            .get(name)
+            .with_context(|| format!("no node {name}"))
+    }
+
+    pub fn servers(&self) -> impl Iterator<Item = &String> {
+        self.endpoints.keys()
+    }
+
+    /// The server a client reached at `address` (`ip:port`), as a grant's `nodes` name it.
+    pub fn server_at(&self, address: &str) -> Option<String> {
+        self.endpoints
+            .iter()
+            .find(|(_, a)| a.to_string() == address)
+            .map(|(name, _)| name.clone())
+    }
+
+    pub fn server_pid(&self, name: &str) -> Option<Pid> {
+        self.children.pid(&Role::Server(name.to_string()))
+    }
+
+    pub fn client_pid(&self, process: u64) -> Option<Pid> {
+        self.children.pid(&Role::Client(process))
+    }
+
+    /// The client node a process runs in.
+    pub fn slot_of(&self, process: u64) -> Option<String> {
+        self.slots
+            .iter()
+            .find(|(_, p)| **p == process)
+            .map(|(slot, _)| slot.clone())
+    }
+
+    /// Starts a new client process in the client node `slot`, with the next process number.
+    pub fn spawn_client(&mut self, slot: &str, deadline_ns: u64) -> Result<u64> {
+        let process = self.next_process;
+        self.next_process += 1;
+        let node = self.node(slot)?.clone();
+        let events = self.events.clone().context("the run is over")?;
+        let command = &self.client_command;
+        let resource = match self.resource_links.get(slot) {
+            Some(link) => link.listen,
+            None => command.resource,
+        };
+        let log = command.logs.join(format!("client-{process}.log"));
+        let mut child = self
+            .runtime
+            .command(&node, &command.program)?
+            .arg("client")
+            .args(&command.args)
+            .args(["--process", &process.to_string()])
+            .args(["--resource", &resource.to_string()])
+            .args(["--deadline-ns", &deadline_ns.to_string()])
+            .arg("--skew-file")
+            .arg(self.skew_file(slot))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).with_context(|| format!("cannot create {log:?}"))?)
+            .spawn()
+            .context("cannot start a client")?;
+        read_ops(
+            Role::Client(process),
+            child.stdout.take().expect("piped"),
+            events,
+        );
+        self.children.add(Role::Client(process), child);
+        self.slots.insert(slot.to_string(), process);
+        Ok(process)
+    }
+
+    /// The file a client node's clock skew is written to.
+    pub fn skew_file(&self, slot: &str) -> PathBuf {
+        self.scratch.path.join(format!("clock-skew-{slot}"))
+    }
+
+    /// Restarts a killed server with its original launch.
+    pub fn restart_server(&mut self, name: &str) -> Result<Pid> {
+        let launch = self
+            .launches
+            .get(name)
+            .with_context(|| format!("no server {name}"))?;
+        let child = launch.spawn(&self.runtime)?;
+        Ok(self.children.add(Role::Server(name.to_string()), child))
+    }
+
+    /// Stops `to` hearing from `from` (and, unless `one_way`, the reverse) for each pair.
+    pub fn cut(&self, cuts: &[(String, String)], one_way: bool) -> Result<()> {
+        let mut blocked: BTreeMap<&str, Vec<std::net::Ipv4Addr>> = BTreeMap::new();
+        for (from, to) in cuts {
+            blocked.entry(to).or_default().push(self.node(from)?.ip);
+            if !one_way {
+                blocked.entry(from).or_default().push(self.node(to)?.ip);
+            }
+        }
+        for (name, addresses) in blocked {
+            let node = self.node(name)?;
+            firewall::reset_counters(&self.runtime, node)?;
+            firewall::block(&self.runtime, node, &addresses, one_way)?;
+        }
+        Ok(())
+    }
+
+    /// Heals partitions and loss on these nodes, returning the packets they dropped meanwhile.
+    pub fn heal_network(&self, names: &[String]) -> Result<u64> {
+        let mut dropped = 0;
+        for name in names {
+            let node = self.node(name)?;
+            dropped += firewall::dropped(&self.runtime, node).unwrap_or(0);
+            firewall::heal(&self.runtime, node)?;
+        }
+        Ok(dropped)
+    }
+
+    /// Whether `from` really cannot reach the server `to` now (a connection attempt fails). Only
+    /// a server listens, so the probe goes towards whichever side is one.
+    pub fn cannot_reach(&self, from: &str, to: &str) -> Option<bool> {
+        let (source, server) = if self.endpoints.contains_key(to) {
+            (from, to)
+        } else if self.endpoints.contains_key(from) {
+            (to, from)
+        } else {
+            return None;
+        };
+        let address = self.endpoints[server];
+        let node = self.nodes.get(source)?;
+        let reached = self.runtime.probe(
+            node,
+            Box::new(move || {
+                TcpStream::connect_timeout(&address, Duration::from_millis(300))?;
+                Ok(())
+            }),
+        );
+        Some(reached.is_err())
+    }
+
+    /// No more client processes can start; lets the history's streams close.
+    pub fn close_streams(&mut self) {
+        self.events = None;
+    }
+}

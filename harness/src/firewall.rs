@@ -1,0 +1,125 @@
+//! Partitions and packet loss with nftables, always inside the run's own namespaces: one
+//! `inet lockpick` table per node, with a set of addresses the node no longer hears from and a
+//! set it no longer sends to. A partition adds addresses; healing flushes the sets. The host's
+//! own tables are never touched.
+
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::process::Stdio;
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::PartitionMode;
+use crate::runtime::{Node, Runtime};
+
+/// Creates the node's table (sets empty: nothing blocked yet).
+pub fn install(runtime: &dyn Runtime, node: &Node, mode: PartitionMode) -> Result<()> {
+    let verdict = |set: &str, field: &str| match mode {
+        PartitionMode::Drop => format!("ip {field} @{set} counter drop"),
+        PartitionMode::Reject => format!(
+            "meta l4proto tcp ip {field} @{set} counter reject with tcp reset\n    \
+             ip {field} @{set} counter drop"
+        ),
+    };
+    nft(
+        runtime,
+        node,
+        &format!(
+            "table inet lockpick {{\n  set blocked_in {{ type ipv4_addr; }}\n  \
+             set blocked_out {{ type ipv4_addr; }}\n  chain loss {{\n  }}\n  \
+             chain input {{\n    type filter hook input priority 0; policy accept;\n    {}\n    \
+             jump loss\n  }}\n  chain output {{\n    type filter hook output priority 0; policy accept;\n    {}\n    \
+             jump loss\n  }}\n}}\n",
+            verdict("blocked_in", "saddr"),
+            verdict("blocked_out", "daddr")
+        ),
+    )
+}
+
+/// Stops `node` hearing from `from` (and, unless `one_way`, sending to it).
+pub fn block(runtime: &dyn Runtime, node: &Node, from: &[Ipv4Addr], one_way: bool) -> Result<()> {
+    if from.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = from.iter().map(|a| a.to_string()).collect();
+    let list = list.join(", ");
+    let mut script = format!("add element inet lockpick blocked_in {{ {list} }}\n");
+    if !one_way {
+        script.push_str(&format!(
+            "add element inet lockpick blocked_out {{ {list} }}\n"
+        ));
+    }
+    nft(runtime, node, &script)
+}
+
+/// Heals every partition and loss on `node`.
+pub fn heal(runtime: &dyn Runtime, node: &Node) -> Result<()> {
+    nft(
+        runtime,
+        node,
+        "flush set inet lockpick blocked_in\nflush set inet lockpick blocked_out\n\
+         flush chain inet lockpick loss\n",
+    )
+}
+
+/// Drops `percent` of the node's packets, both ways.
+pub fn lose(runtime: &dyn Runtime, node: &Node, percent: u8) -> Result<()> {
+    nft(
+        runtime,
+        node,
+        &format!("add rule inet lockpick loss numgen random mod 100 < {percent} counter drop\n"),
+    )
+}
+
+/// Zeroes the node's counters, so a later `dropped` counts one fault.
+pub fn reset_counters(runtime: &dyn Runtime, node: &Node) -> Result<()> {
+    nft(runtime, node, "reset counters table inet lockpick\n")
+}
+
+/// Packets the node's rules have dropped or rejected since the counters were reset.
+pub fn dropped(runtime: &dyn Runtime, node: &Node) -> Result<u64> {
+    let output = runtime
+        .command(node, std::path::Path::new("nft"))?
+        .args(["list", "table", "inet", "lockpick"])
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run nft")?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut words = text.split_whitespace();
+    let mut packets = 0;
+    while let Some(word) = words.next() {
+        if word == "packets" {
+            packets += words
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    Ok(packets)
+}
+
+/// Runs an nft script inside the node (nft 1.0.6 wants multi-line scripts on standard input).
+fn nft(runtime: &dyn Runtime, node: &Node, script: &str) -> Result<()> {
+    let mut child = runtime
+        .command(node, std::path::Path::new("nft"))?
+        .args(["-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run nft (Debian package nftables)")?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(script.as_bytes())?;
+    let output = child.wait_with_output()?;
+    if !output.status.success() {
+        bail!(
+            "nft in {} failed: {}\nscript:\n{script}",
+            node.name,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(())
+}
