@@ -74,6 +74,9 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
             }
         }
         let scratch = std::path::Path::new(crate::run::SCRATCH_ROOT).join(prefix);
+        if scratch.exists() && !args.dry_run {
+            crate::faketime::forget_all(&scratch);
+        }
         if scratch.exists() {
             if args.dry_run {
                 println!("{prefix}: would remove {}", scratch.display());

@@ -2,7 +2,7 @@
 //! to start them again, the servers' clocks, the clients' delay links, the firewall.
 
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::mpsc::Sender;
@@ -13,11 +13,14 @@ use nix::unistd::Pid;
 
 use crate::children::{read_ops, Children, Event, Role};
 use crate::delay_proxy::DelayLink;
-use crate::firewall;
+use crate::firewall::{self, Direction};
 use crate::run::Scratch;
 use crate::runtime::netns::NetnsRuntime;
 use crate::runtime::{Node, Runtime};
 use crate::service::Launch;
+
+/// One address in one of a node's firewall sets.
+type Blocked = (String, Direction, Ipv4Addr);
 
 /// How to start a client process; the parts that differ per client are added by `spawn_client`.
 pub struct ClientCommand {
@@ -42,6 +45,8 @@ pub struct Cluster {
     pub launches: BTreeMap<String, Launch>,
     /// The process running in each client node now.
     pub slots: BTreeMap<String, u64>,
+    /// How many active partitions need each blocked address, per node and direction.
+    blocked: BTreeMap<Blocked, usize>,
     next_process: u64,
     client_command: ClientCommand,
     events: Option<Sender<Event>>,
@@ -68,6 +73,7 @@ impl Cluster {
             endpoints,
             launches,
             slots: BTreeMap::new(),
+            blocked: BTreeMap::new(),
             next_process: 0,
             client_command,
             events: Some(events),
@@ -157,35 +163,82 @@ impl Cluster {
             .get(name)
             .with_context(|| format!("no server {name}"))?;
         let child = launch.spawn(&self.runtime)?;
-        Ok(self.children.add(Role::Server(name.to_string()), child))
+        let faked = launch
+            .env
+            .iter()
+            .any(|(k, _)| k == "FAKETIME_TIMESTAMP_FILE");
+        let pid = self.children.add(Role::Server(name.to_string()), child);
+        if faked {
+            crate::faketime::register(&self.scratch.path, pid)?;
+        }
+        Ok(pid)
     }
 
-    /// Stops `to` hearing from `from` (and, unless `one_way`, the reverse) for each pair.
-    pub fn cut(&self, cuts: &[(String, String)], one_way: bool) -> Result<()> {
-        let mut blocked: BTreeMap<&str, Vec<std::net::Ipv4Addr>> = BTreeMap::new();
-        for (from, to) in cuts {
-            blocked.entry(to).or_default().push(self.node(from)?.ip);
-            if !one_way {
-                blocked.entry(from).or_default().push(self.node(to)?.ip);
+    /// Kills a server at once; returns its pid, or `None` if it was not running.
+    pub fn kill_server(&mut self, name: &str) -> Option<Pid> {
+        let pid = self.children.kill(&Role::Server(name.to_string()))?;
+        // libfaketime leaves its shared memory behind when its process is killed.
+        crate::faketime::forget(pid);
+        Some(pid)
+    }
+
+    /// Stops `to` hearing from `from` (and, unless `one_way`, every other way between the two)
+    /// for each pair. Partitions may overlap: each blocked address is counted, and only the
+    /// last fault that needs it lifts it.
+    pub fn cut(&mut self, cuts: &[(String, String)], one_way: bool) -> Result<()> {
+        let mut added: BTreeMap<String, Vec<(Direction, Ipv4Addr)>> = BTreeMap::new();
+        for entry in self.entries(cuts, one_way)? {
+            let count = self.blocked.entry(entry.clone()).or_insert(0);
+            *count += 1;
+            if *count == 1 {
+                added.entry(entry.0).or_default().push((entry.1, entry.2));
             }
         }
-        for (name, addresses) in blocked {
-            let node = self.node(name)?;
-            firewall::reset_counters(&self.runtime, node)?;
-            firewall::block(&self.runtime, node, &addresses, one_way)?;
+        for (name, entries) in added {
+            firewall::change(&self.runtime, self.node(&name)?, "add", &entries)?;
         }
         Ok(())
     }
 
-    /// Heals partitions and loss on these nodes, returning the packets they dropped meanwhile.
-    pub fn heal_network(&self, names: &[String]) -> Result<u64> {
-        let mut dropped = 0;
-        for name in names {
-            let node = self.node(name)?;
-            dropped += firewall::dropped(&self.runtime, node).unwrap_or(0);
-            firewall::heal(&self.runtime, node)?;
+    /// Undoes one `cut` with the same arguments.
+    pub fn uncut(&mut self, cuts: &[(String, String)], one_way: bool) -> Result<()> {
+        let mut deleted: BTreeMap<String, Vec<(Direction, Ipv4Addr)>> = BTreeMap::new();
+        for entry in self.entries(cuts, one_way)? {
+            if let Some(count) = self.blocked.get_mut(&entry) {
+                *count -= 1;
+                if *count == 0 {
+                    self.blocked.remove(&entry);
+                    deleted.entry(entry.0).or_default().push((entry.1, entry.2));
+                }
+            }
         }
-        Ok(dropped)
+        for (name, entries) in deleted {
+            firewall::change(&self.runtime, self.node(&name)?, "delete", &entries)?;
+        }
+        Ok(())
+    }
+
+    fn entries(&self, cuts: &[(String, String)], one_way: bool) -> Result<Vec<Blocked>> {
+        let mut entries = Vec::new();
+        for (from, to) in cuts {
+            let (from_ip, to_ip) = (self.node(from)?.ip, self.node(to)?.ip);
+            entries.push((to.clone(), Direction::In, from_ip));
+            if !one_way {
+                entries.push((to.clone(), Direction::Out, from_ip));
+                entries.push((from.clone(), Direction::In, to_ip));
+                entries.push((from.clone(), Direction::Out, to_ip));
+            }
+        }
+        Ok(entries)
+    }
+
+    /// Packets the firewall of these nodes has dropped so far.
+    pub fn dropped_packets(&self, names: &[String]) -> u64 {
+        names
+            .iter()
+            .filter_map(|name| self.nodes.get(name))
+            .map(|node| firewall::dropped(&self.runtime, node).unwrap_or(0))
+            .sum()
     }
 
     /// Whether `from` really cannot reach the server `to` now (a connection attempt fails). Only

@@ -1,7 +1,8 @@
 //! Server clock jumps through libfaketime: a server started under it reads its wall clock as
 //! true time plus the offset in its own timestamp file (in the run's scratch folder), which the
 //! clock nemeses rewrite. The monotonic clock is left alone, as a real clock step leaves it.
-//! Go programs (etcd) do not read the clock through libc, so this cannot reach them.
+//! Go programs (etcd) do not read the clock through libc, so this cannot reach them; and a JVM
+//! (ZooKeeper) under libfaketime ran 7 times slower here, too slow to test anything but that.
 
 use std::path::{Path, PathBuf};
 
@@ -12,47 +13,61 @@ pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so
 /// comes first.
 pub const GLIBC_MALLOC: &str = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0";
 
-/// How a server reads its clock, which decides how libfaketime must be loaded.
-#[derive(Clone, Copy, Debug)]
-pub enum Flavor {
-    /// Every read of the file (a jump applies at once).
-    Redis,
-    /// The file re-read at most once a second: reading it on every call made Java start slowly.
-    Java,
-}
-
 /// The timestamp file of a server.
 pub fn file(scratch: &Path, node: &str) -> PathBuf {
     scratch.join(format!("faketime-{node}"))
 }
 
-/// The environment a server needs to run under libfaketime with `file`.
-pub fn environment(file: &Path, flavor: Flavor) -> Vec<(String, String)> {
-    let mut env = vec![
-        (
-            "FAKETIME_TIMESTAMP_FILE".to_string(),
-            file.display().to_string(),
-        ),
-        ("FAKETIME_DONT_FAKE_MONOTONIC".to_string(), "1".to_string()),
-    ];
-    match flavor {
-        Flavor::Redis => {
-            env.push(("LD_PRELOAD".into(), format!("{GLIBC_MALLOC} {LIBFAKETIME}")));
-            env.push(("FAKETIME_NO_CACHE".into(), "1".into()));
-        }
-        Flavor::Java => {
-            env.push(("LD_PRELOAD".into(), LIBFAKETIME.into()));
-            env.push(("FAKETIME_CACHE_DURATION".into(), "1".into()));
-        }
-    }
-    env
+/// The environment a server needs to run under libfaketime with `file`: the file re-read on
+/// every clock read (a jump applies at once), the monotonic clock left alone.
+pub fn environment(file: &Path) -> Vec<(String, String)> {
+    vec![
+        ("LD_PRELOAD".into(), format!("{GLIBC_MALLOC} {LIBFAKETIME}")),
+        ("FAKETIME_TIMESTAMP_FILE".into(), file.display().to_string()),
+        ("FAKETIME_NO_CACHE".into(), "1".into()),
+        ("FAKETIME_DONT_FAKE_MONOTONIC".into(), "1".into()),
+    ]
 }
 
-/// Sets the server's clock to true time plus `offset_ms` (negative: behind), with an explicit
-/// rate. Written to a new file and renamed, so the server never reads half a line.
+/// Sets the server's clock to true time plus `offset_ms` (negative: behind). Written to a new file and renamed, so the server never reads half a line.
 pub fn set_offset(file: &Path, offset_ms: i64) -> Result<()> {
     let temporary = file.with_extension("new");
-    let text = format!("{:+.3} x1\n", offset_ms as f64 / 1000.0);
+    let text = format!("{:+.3}\n", offset_ms as f64 / 1000.0);
     std::fs::write(&temporary, text).with_context(|| format!("cannot write {temporary:?}"))?;
     std::fs::rename(&temporary, file).with_context(|| format!("cannot replace {file:?}"))
+}
+
+/// Where a run lists the pids of its servers under libfaketime.
+fn registry(scratch: &Path) -> PathBuf {
+    scratch.join("faketime-pids")
+}
+
+/// Notes a server started under libfaketime, whose shared memory must be removed when it is
+/// gone (libfaketime names it after the pid, not after the run, and leaves it behind when its
+/// process is killed).
+pub fn register(scratch: &Path, pid: nix::unistd::Pid) -> Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(registry(scratch))?;
+    writeln!(file, "{pid}")?;
+    Ok(())
+}
+
+/// Removes libfaketime's shared memory of a process that is gone.
+pub fn forget(pid: nix::unistd::Pid) {
+    let _ = std::fs::remove_file(format!("/dev/shm/faketime_shm_{pid}"));
+    let _ = std::fs::remove_file(format!("/dev/shm/sem.faketime_sem_{pid}"));
+}
+
+/// Removes the shared memory of every server the run started under libfaketime. Call it once
+/// they have all exited.
+pub fn forget_all(scratch: &Path) {
+    let Ok(text) = std::fs::read_to_string(registry(scratch)) else {
+        return;
+    };
+    for pid in text.lines().filter_map(|l| l.trim().parse().ok()) {
+        forget(nix::unistd::Pid::from_raw(pid));
+    }
 }

@@ -36,30 +36,49 @@ pub fn install(runtime: &dyn Runtime, node: &Node, mode: PartitionMode) -> Resul
     )
 }
 
-/// Stops `node` hearing from `from` (and, unless `one_way`, sending to it).
-pub fn block(runtime: &dyn Runtime, node: &Node, from: &[Ipv4Addr], one_way: bool) -> Result<()> {
-    if from.is_empty() {
+/// Which of a node's two sets an address goes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Direction {
+    /// The node no longer hears from it.
+    In,
+    /// The node no longer sends to it.
+    Out,
+}
+
+impl Direction {
+    fn set(self) -> &'static str {
+        match self {
+            Direction::In => "blocked_in",
+            Direction::Out => "blocked_out",
+        }
+    }
+}
+
+/// Adds (`add`) or deletes (`delete`) addresses in the node's sets.
+pub fn change(
+    runtime: &dyn Runtime,
+    node: &Node,
+    verb: &str,
+    entries: &[(Direction, Ipv4Addr)],
+) -> Result<()> {
+    if entries.is_empty() {
         return Ok(());
     }
-    let list: Vec<String> = from.iter().map(|a| a.to_string()).collect();
-    let list = list.join(", ");
-    let mut script = format!("add element inet lockpick blocked_in {{ {list} }}\n");
-    if !one_way {
-        script.push_str(&format!(
-            "add element inet lockpick blocked_out {{ {list} }}\n"
-        ));
-    }
+    let script: String = entries
+        .iter()
+        .map(|(direction, address)| {
+            format!(
+                "{verb} element inet lockpick {} {{ {address} }}\n",
+                direction.set()
+            )
+        })
+        .collect();
     nft(runtime, node, &script)
 }
 
-/// Heals every partition and loss on `node`.
-pub fn heal(runtime: &dyn Runtime, node: &Node) -> Result<()> {
-    nft(
-        runtime,
-        node,
-        "flush set inet lockpick blocked_in\nflush set inet lockpick blocked_out\n\
-         flush chain inet lockpick loss\n",
-    )
+/// Ends the node's packet loss.
+pub fn stop_loss(runtime: &dyn Runtime, node: &Node) -> Result<()> {
+    nft(runtime, node, "flush chain inet lockpick loss\n")
 }
 
 /// Drops `percent` of the node's packets, both ways.
@@ -71,12 +90,7 @@ pub fn lose(runtime: &dyn Runtime, node: &Node, percent: u8) -> Result<()> {
     )
 }
 
-/// Zeroes the node's counters, so a later `dropped` counts one fault.
-pub fn reset_counters(runtime: &dyn Runtime, node: &Node) -> Result<()> {
-    nft(runtime, node, "reset counters table inet lockpick\n")
-}
-
-/// Packets the node's rules have dropped or rejected since the counters were reset.
+/// Packets the node's rules have dropped or rejected since the table was made.
 pub fn dropped(runtime: &dyn Runtime, node: &Node) -> Result<u64> {
     let output = runtime
         .command(node, std::path::Path::new("nft"))?

@@ -28,6 +28,7 @@ use crate::cli::{Fencing, LockKind, NemesisKind};
 use crate::cluster::{ClientCommand, Cluster};
 use crate::config::{bad, RunConfig};
 use crate::delay_proxy::DelayLink;
+use crate::faketime;
 use crate::firewall;
 use crate::history_log::HistoryLog;
 use crate::nemesis::Scheduler;
@@ -38,7 +39,7 @@ use crate::schedule::{Schedule, Shape};
 use crate::service::etcd::EtcdService;
 use crate::service::redis::RedisService;
 use crate::service::zookeeper::ZookeeperService;
-use crate::service::{find_program, LockService, ServiceSetup};
+use crate::service::{find_program, LockService, Requirement, ServiceSetup};
 use crate::store;
 
 const RESOURCE_PORT: u16 = 7000;
@@ -93,7 +94,20 @@ pub fn preflight(config: &RunConfig) -> Result<()> {
     if find_program("ip").is_none() {
         missing.push(("ip", "iproute2"));
     }
-    for r in lock_service(config.lock).requirements() {
+    let mut requirements = lock_service(config.lock).requirements();
+    if config.nemeses.iter().any(|n| n.is_partition()) {
+        requirements.push(Requirement {
+            program: "nft",
+            package: "nftables",
+        });
+    }
+    if config.nemeses.iter().any(|n| n.is_server_clock()) {
+        requirements.push(Requirement {
+            program: faketime::LIBFAKETIME,
+            package: "faketime",
+        });
+    }
+    for r in requirements {
         if !r.is_met() {
             missing.push((r.program, r.package));
         }
@@ -473,6 +487,7 @@ impl Workload {
     fn teardown(&mut self) {
         self.cluster.children.stop_all(Duration::from_secs(3));
         self.cluster.resource_links.clear();
+        faketime::forget_all(&self.cluster.scratch.path);
         self.cluster.scratch.remove();
         for problem in self.cluster.runtime.teardown() {
             eprintln!("lockpick: teardown: {problem}");
@@ -503,6 +518,7 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        faketime::forget_all(&self.path);
         self.remove();
     }
 }

@@ -1,16 +1,13 @@
 //! Server clock jumps drawn by the schedule: `clock-forward` and `clock-backward` move a
 //! server's clock by --clock-jump for the fault's duration; `clock-strobe` flips it between that
 //! offset and true time every 100 ms. Redis and ZooKeeper servers run under libfaketime when a
-//! clock nemesis is configured; etcd is refused by the configuration.
+//! clock nemesis is configured; etcd and ZooKeeper are refused by the configuration.
 //!
-//! Evidence: a Redis server's `TIME` is read back and must show the offset; a ZooKeeper server
-//! has no such command, so the offset is read by `date` under the same libfaketime file.
+//! Evidence: the server's `TIME` is read back and must show the offset.
 
-use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use serde_json::json;
 
 use super::{Context, Fault, Holder, Nemesis};
@@ -120,39 +117,23 @@ impl Fault for Jump {
 fn measure_offset(ctx: &Context, node: &str) -> Option<i64> {
     let endpoint = *ctx.cluster.endpoints.get(node)?;
     let server = ctx.cluster.nodes.get(node)?;
-    if endpoint.port() == crate::service::redis::PORT {
-        let url = format!("redis://{endpoint}/");
-        let (sender, answer) = std::sync::mpsc::channel();
-        ctx.cluster
-            .runtime
-            .probe(
-                server,
-                Box::new(move || {
-                    let timeout = Duration::from_millis(500);
-                    let mut c = redis::Client::open(url)?.get_connection_with_timeout(timeout)?;
-                    c.set_read_timeout(Some(timeout))?;
-                    let (seconds, micros): (i64, i64) = redis::cmd("TIME").query(&mut c)?;
-                    let _ = sender.send(seconds * 1000 + micros / 1000 - now_ms());
-                    Ok(())
-                }),
-            )
-            .ok()?;
-        answer.try_recv().ok()
-    } else {
-        date_under(&faketime::file(&ctx.cluster.scratch.path, node)).ok()
-    }
-}
-
-/// The offset `date` reads under libfaketime with this file.
-fn date_under(file: &Path) -> Result<i64> {
-    let output = std::process::Command::new("date")
-        .arg("+%s%3N")
-        .envs(faketime::environment(file, faketime::Flavor::Redis))
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run date")?;
-    let faked: i64 = String::from_utf8_lossy(&output.stdout).trim().parse()?;
-    Ok(faked - now_ms())
+    let url = format!("redis://{endpoint}/");
+    let (sender, answer) = std::sync::mpsc::channel();
+    ctx.cluster
+        .runtime
+        .probe(
+            server,
+            Box::new(move || {
+                let timeout = Duration::from_millis(500);
+                let mut c = redis::Client::open(url)?.get_connection_with_timeout(timeout)?;
+                c.set_read_timeout(Some(timeout))?;
+                let (seconds, micros): (i64, i64) = redis::cmd("TIME").query(&mut c)?;
+                let _ = sender.send(seconds * 1000 + micros / 1000 - now_ms());
+                Ok(())
+            }),
+        )
+        .ok()?;
+    answer.try_recv().ok()
 }
 
 fn now_ms() -> i64 {

@@ -6,7 +6,6 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::{Context, Fault, Holder, Nemesis};
-use crate::children::Role;
 use crate::schedule::Window;
 
 pub struct KillNode;
@@ -26,7 +25,7 @@ impl Nemesis for KillNode {
         let Some(node) = window.targets.first() else {
             return Ok(None);
         };
-        let Some(pid) = ctx.cluster.children.kill(&Role::Server(node.clone())) else {
+        let Some(pid) = ctx.cluster.kill_server(node) else {
             return Ok(None);
         };
         let gone = !std::path::Path::new(&format!("/proc/{pid}")).exists();

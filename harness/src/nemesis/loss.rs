@@ -13,6 +13,7 @@ pub struct Loss;
 struct Lossy {
     id: u64,
     node: String,
+    dropped_before: u64,
 }
 
 impl Nemesis for Loss {
@@ -26,7 +27,7 @@ impl Nemesis for Loss {
             return Ok(None);
         };
         let node = ctx.cluster.node(name)?.clone();
-        firewall::reset_counters(&ctx.cluster.runtime, &node)?;
+        let dropped_before = ctx.cluster.dropped_packets(std::slice::from_ref(name));
         firewall::lose(&ctx.cluster.runtime, &node, ctx.config.loss)?;
         let percent = ctx.config.loss;
         let id = ctx.started(
@@ -37,13 +38,19 @@ impl Nemesis for Loss {
         Ok(Some(Box::new(Lossy {
             id,
             node: name.clone(),
+            dropped_before,
         })))
     }
 }
 
 impl Fault for Lossy {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        let dropped = ctx.cluster.heal_network(std::slice::from_ref(&self.node))?;
+        let node = std::slice::from_ref(&self.node);
+        let dropped = ctx
+            .cluster
+            .dropped_packets(node)
+            .saturating_sub(self.dropped_before);
+        firewall::stop_loss(&ctx.cluster.runtime, ctx.cluster.node(&self.node)?)?;
         ctx.stopped(
             self.id,
             "loss",

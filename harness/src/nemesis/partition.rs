@@ -28,7 +28,10 @@ impl Nemesis for Partition {
 pub struct Cut {
     id: u64,
     fault: String,
+    cuts: Vec<(String, String)>,
+    one_way: bool,
     nodes: Vec<String>,
+    dropped_before: u64,
 }
 
 impl Cut {
@@ -40,13 +43,14 @@ impl Cut {
         one_way: bool,
         mut details: serde_json::Value,
     ) -> Result<Cut> {
-        ctx.cluster.cut(&cuts, one_way)?;
         let mut nodes: Vec<String> = cuts
             .iter()
             .flat_map(|(a, b)| [a.clone(), b.clone()])
             .collect();
         nodes.sort();
         nodes.dedup();
+        let dropped_before = ctx.cluster.dropped_packets(&nodes);
+        ctx.cluster.cut(&cuts, one_way)?;
         let effective = cuts
             .iter()
             .find_map(|(from, to)| ctx.cluster.cannot_reach(from, to));
@@ -60,14 +64,21 @@ impl Cut {
         Ok(Cut {
             id,
             fault: fault.to_string(),
+            cuts,
+            one_way,
             nodes,
+            dropped_before,
         })
     }
 }
 
 impl Fault for Cut {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        let dropped = ctx.cluster.heal_network(&self.nodes)?;
+        let dropped = ctx
+            .cluster
+            .dropped_packets(&self.nodes)
+            .saturating_sub(self.dropped_before);
+        ctx.cluster.uncut(&self.cuts, self.one_way)?;
         ctx.stopped(
             self.id,
             &self.fault,

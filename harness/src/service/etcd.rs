@@ -11,7 +11,6 @@ use lockpick_workloads::Outcome;
 use serde_json::json;
 
 use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
-use crate::faketime::Flavor;
 
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;
@@ -69,8 +68,7 @@ impl LockService for EtcdService {
                 .args(["--initial-cluster-state", "new"])
                 .args(["--initial-cluster-token", &token])
                 .args(["--heartbeat-interval", "50", "--election-timeout", "500"]);
-            // etcd ignores libfaketime: the configuration refuses clock nemeses for it.
-            setup.launch(launch, Flavor::Redis)?;
+            setup.launch(launch, false)?;
             self.endpoints.push(format!("{}:{CLIENT_PORT}", node.ip));
         }
         let members = setup.nodes.len();

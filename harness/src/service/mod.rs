@@ -118,15 +118,16 @@ pub struct ServiceSetup<'a> {
 }
 
 impl ServiceSetup<'_> {
-    /// Starts a server (under libfaketime if asked, with its clock file at true time), and keeps
-    /// its launch for restarts.
-    pub fn launch(&mut self, mut launch: Launch, flavor: crate::faketime::Flavor) -> Result<()> {
+    /// Starts a server (under libfaketime if asked and `fakeable`, with its clock file at true
+    /// time), and keeps its launch for restarts.
+    pub fn launch(&mut self, mut launch: Launch, fakeable: bool) -> Result<()> {
+        if self.faketime && !fakeable {
+            bail!("{} cannot run under libfaketime", launch.program.display());
+        }
         if self.faketime {
             let file = crate::faketime::file(self.scratch, &launch.node.name);
             crate::faketime::set_offset(&file, 0)?;
-            launch
-                .env
-                .extend(crate::faketime::environment(&file, flavor));
+            launch.env.extend(crate::faketime::environment(&file));
         }
         let child = launch.spawn(self.runtime)?;
         let name = launch.node.name.clone();

@@ -6,7 +6,6 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
-use crate::faketime::Flavor;
 
 pub const PORT: u16 = 6379;
 
@@ -54,7 +53,7 @@ impl LockService for RedisService {
                 // jemalloc's background thread calls the clock before libfaketime is ready.
                 launch.args(["--jemalloc-bg-thread", "no"]);
             }
-            setup.launch(launch, Flavor::Redis)?;
+            setup.launch(launch, true)?;
             self.endpoints.push(format!("{}:{PORT}", node.ip));
         }
         for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {

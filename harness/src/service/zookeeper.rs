@@ -9,7 +9,6 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
-use crate::faketime::Flavor;
 
 pub const CLIENT_PORT: u16 = 2181;
 const JAR: &str = "/usr/share/java/zookeeper.jar";
@@ -83,7 +82,7 @@ impl LockService for ZookeeperService {
                 .args(["-cp", &format!("{JAR}:{LOGGER_JAR}")])
                 .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
                 .arg(&config);
-            setup.launch(launch, Flavor::Java)?;
+            setup.launch(launch, false)?;
             self.endpoints.push(format!("{}:{CLIENT_PORT}", node.ip));
         }
         for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {
