@@ -131,8 +131,12 @@ impl ServiceSetup<'_> {
         }
         let child = launch.spawn(self.runtime)?;
         let name = launch.node.name.clone();
-        self.children
+        let pid = self
+            .children
             .add(crate::children::Role::Server(name.clone()), child);
+        if self.faketime {
+            crate::faketime::register(self.scratch, pid)?;
+        }
         self.launches.insert(name, launch);
         Ok(())
     }

@@ -137,6 +137,8 @@ pub fn assert_prefix_gone(prefix: &str) {
     );
     let lock = format!("/run/lockpick/{prefix}.lock");
     assert!(!Path::new(&lock).exists(), "{lock} left behind");
+    let scratch = format!("/dev/shm/{prefix}");
+    assert!(!Path::new(&scratch).exists(), "{scratch} left behind");
 }
 
 pub fn namespaces_with(prefix: &str) -> Vec<String> {
@@ -179,4 +181,74 @@ pub fn history_lines(store: &Path) -> usize {
     std::fs::read_to_string(store.join("latest").join("history.jsonl"))
         .map(|t| t.lines().count())
         .unwrap_or(0)
+}
+
+/// Operations of the nemesis that started a fault of this kind.
+pub fn fault_starts(run: &Run, fault: &str) -> Vec<Value> {
+    run.history()
+        .into_iter()
+        .filter(|op| op["process"] == "nemesis" && op["f"] == "start")
+        .filter(|op| op["value"]["fault"] == fault)
+        .collect()
+}
+
+/// Runs `lockpick run` with `line` expecting bad input; returns standard error.
+pub fn refused(line: &str) -> String {
+    let store = tempfile::tempdir().unwrap();
+    let output = lockpick()
+        .arg("run")
+        .args(line.split_whitespace())
+        .arg("--store")
+        .arg(store.path().join("store"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert_eq!(output.status.code(), Some(254), "{line}: {stderr}");
+    assert!(
+        !store.path().join("store").exists(),
+        "{line} created the store"
+    );
+    stderr
+}
+
+/// A run started in the background by a test. However the test ends, dropping this kills the
+/// run's controller and has `lockpick clean` remove what it left, so a failing test leaves the
+/// machine as it found it.
+pub struct Background {
+    pub child: Option<std::process::Child>,
+    pub prefix: Option<String>,
+}
+
+impl Background {
+    pub fn new(child: std::process::Child) -> Background {
+        Background {
+            child: Some(child),
+            prefix: None,
+        }
+    }
+
+    pub fn pid(&self) -> nix::unistd::Pid {
+        nix::unistd::Pid::from_raw(self.child.as_ref().expect("running").id() as i32)
+    }
+
+    /// Waits for the controller to exit and returns its output.
+    pub fn wait(&mut self) -> Output {
+        self.child
+            .take()
+            .expect("running")
+            .wait_with_output()
+            .unwrap()
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(prefix) = &self.prefix {
+            let _ = lockpick().args(["clean", "--prefix", prefix]).output();
+        }
+    }
 }

@@ -1,0 +1,205 @@
+//! The nemesis catalogue against real servers: each fault is recorded, takes effect, is healed,
+//! and produces the violation the field expects, or none where the lock is safe.
+
+mod common;
+
+use std::process::Command;
+
+use common::{fault_starts, refused, run_line, Run};
+
+fn starts_and_stops_match(r: &Run) {
+    let history = r.history();
+    let count = |f: &str| {
+        history
+            .iter()
+            .filter(|op| op["process"] == "nemesis" && op["f"] == f)
+            .count()
+    };
+    assert_eq!(count("start"), count("stop"), "a fault was never healed");
+}
+
+#[test]
+fn a_clock_jump_on_the_holders_majority_breaks_redlock() {
+    let r = run_line("--lock redlock --nemesis clock-holder --time-limit 8s --seed 31");
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.overlaps() > 0, "{}", r.stdout);
+    assert!(r.stale("stale_writes") > 0, "{}", r.stdout);
+    let jumps = fault_starts(&r, "clock-holder");
+    assert!(!jumps.is_empty());
+    for jump in &jumps {
+        // The servers that granted the lock (a majority) really read the jumped clock.
+        assert!(
+            jump["value"]["targets"].as_array().unwrap().len() >= 3,
+            "{jump}"
+        );
+        assert_eq!(jump["value"]["effective"], true, "{jump}");
+    }
+    starts_and_stops_match(&r);
+}
+
+#[test]
+fn clock_jumps_on_etcd_are_refused() {
+    for nemesis in ["clock-holder", "clock-forward", "clock-strobe"] {
+        let stderr = refused(&format!("--lock etcd --nemesis {nemesis}"));
+        assert!(stderr.contains("libfaketime"), "{stderr}");
+    }
+}
+
+#[test]
+fn long_work_under_etcd_keep_alive_is_valid_without_faults() {
+    // The baseline for the partition test: work longer than the lease is safe while the
+    // keep-alives get through.
+    let r = run_line("--lock etcd --work 2500ms --ttl 1s --time-limit 10s --seed 32");
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 2, "{}", r.stdout);
+}
+
+#[test]
+fn partitioning_the_holder_from_etcd_gives_overlaps_but_the_fence_holds() {
+    let r = run_line(
+        "--lock etcd --nemesis partition-holder --work 2500ms --ttl 1s --fault-duration 3s \
+         --time-limit 12s --fencing on --seed 33",
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.overlaps() > 0, "{}", r.stdout);
+    assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
+    assert_eq!(r.stale("stale_reads"), 0, "{}", r.stdout);
+    let cuts = fault_starts(&r, "partition-holder");
+    assert!(
+        cuts.iter().all(|c| c["value"]["effective"] == true),
+        "{cuts:?}"
+    );
+    let dropped: u64 = r
+        .history()
+        .iter()
+        .filter(|op| op["f"] == "stop" && op["value"]["fault"] == "partition-holder")
+        .map(|op| op["value"]["dropped_packets"].as_u64().unwrap())
+        .sum();
+    assert!(dropped > 0, "the partition dropped nothing");
+    starts_and_stops_match(&r);
+}
+
+#[test]
+fn killing_a_redis_without_persistence_gives_two_holders() {
+    let r = run_line(
+        "--lock redis --nemesis kill-node --work 1s --ttl 5s --fault-duration 200ms \
+         --fault-interval 1s --time-limit 10s --seed 35",
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.overlaps() > 0, "{}", r.stdout);
+    let kills = fault_starts(&r, "kill");
+    assert!(kills.iter().all(|k| k["value"]["effective"] == true));
+    let restarts = r
+        .history()
+        .iter()
+        .filter(|op| op["f"] == "stop" && op["value"]["restarted_pid"].is_u64())
+        .count();
+    assert_eq!(restarts, kills.len(), "every killed server is restarted");
+}
+
+#[test]
+fn a_delayed_write_is_accepted_without_fencing() {
+    let r = run_line("--lock zookeeper --nemesis delay-holder-write --time-limit 10s --seed 36");
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stale("stale_writes") > 0, "{}", r.stdout);
+    let delays = fault_starts(&r, "delay");
+    assert!(!delays.is_empty());
+    starts_and_stops_match(&r);
+}
+
+#[test]
+fn a_delayed_write_is_rejected_with_fencing() {
+    let r = run_line(
+        "--lock zookeeper --nemesis delay-holder-write --time-limit 10s --seed 36 --fencing on",
+    );
+    assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
+    assert!(r.stale("rejected") > 0, "{}", r.stdout);
+}
+
+fn schedule_of(line: &str) -> (Run, String) {
+    let r = run_line(line);
+    let schedule = std::fs::read_to_string(r.dir.join("schedule.json")).unwrap();
+    (r, schedule)
+}
+
+#[test]
+fn the_same_seed_gives_the_same_fault_schedule() {
+    let nemeses = "pause-node,partition-node,kill-node,loss,clock-forward,kill-client";
+    let line = |seed: u64| {
+        format!("--nemesis {nemeses} --time-limit 5s --fault-duration 300ms --seed {seed}")
+    };
+    let (first, a) = schedule_of(&line(41));
+    let (_, b) = schedule_of(&line(41));
+    let (_, c) = schedule_of(&line(42));
+    assert_eq!(a, b, "same seed, different schedules");
+    assert_ne!(a, c, "different seeds, same schedule");
+    assert!(a.matches("\"nemesis\"").count() >= 6, "{a}");
+    // A stored schedule replays exactly, whatever the seed.
+    let path = first.dir.join("schedule.json");
+    let (_, replayed) = schedule_of(&format!(
+        "--time-limit 5s --fault-duration 300ms --seed 43 --schedule {}",
+        path.display()
+    ));
+    assert_eq!(
+        a.replace("\"seed\": 41", ""),
+        replayed.replace("\"seed\": 41", "")
+    );
+}
+
+#[test]
+fn every_partition_takes_effect_and_heals_and_the_host_is_untouched() {
+    let host_rules = || {
+        Command::new("nft")
+            .args(["list", "ruleset"])
+            .output()
+            .unwrap()
+            .stdout
+    };
+    let before = host_rules();
+    let r = run_line(
+        "--lock redlock --nemesis partition-node,partition-halves,partition-ring,partition-bridge,\
+         partition-client,partition-one-way,loss --time-limit 8s --fault-duration 700ms \
+         --fault-interval 700ms --seed 37 --partition-mode reject",
+    );
+    assert_ne!(r.code, 255, "{}\n{}", r.stdout, r.stderr);
+    for fault in [
+        "partition-node",
+        "partition-halves",
+        "partition-ring",
+        "partition-bridge",
+        "partition-client",
+        "partition-one-way",
+    ] {
+        let starts = fault_starts(&r, fault);
+        assert!(!starts.is_empty(), "{fault} never ran");
+        for start in starts {
+            assert_eq!(start["value"]["effective"], true, "{start}");
+            assert_eq!(start["value"]["mode"], "reject");
+        }
+    }
+    assert!(!fault_starts(&r, "loss").is_empty());
+    starts_and_stops_match(&r);
+    assert_eq!(before, host_rules(), "the host's nft ruleset changed");
+}
+
+#[test]
+fn server_clock_jumps_read_back_on_redis() {
+    let r = run_line(
+        "--lock redlock --nemesis clock-forward,clock-backward,clock-strobe --clock-jump 5s \
+         --time-limit 6s --fault-duration 500ms --fault-interval 500ms --seed 38",
+    );
+    assert_ne!(r.code, 255, "{}\n{}", r.stdout, r.stderr);
+    for (fault, sign) in [
+        ("clock-forward", 1),
+        ("clock-backward", -1),
+        ("clock-strobe", 1),
+    ] {
+        let jumps = fault_starts(&r, fault);
+        assert!(!jumps.is_empty(), "{fault} never ran");
+        for jump in jumps {
+            let measured = jump["value"]["measured_offset_ms"].as_i64().unwrap();
+            assert!((measured - sign * 5000).abs() < 500, "{jump}");
+        }
+    }
+    starts_and_stops_match(&r);
+}
