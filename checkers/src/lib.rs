@@ -9,6 +9,7 @@ pub mod history;
 pub mod model;
 pub mod overlapping_holders;
 pub mod stale_accesses;
+pub mod story;
 pub mod verdict;
 
 use serde::Serialize;
@@ -28,7 +29,12 @@ pub struct Results {
     pub setup: Option<model::Setup>,
     pub overlapping_holders: Option<overlapping_holders::OverlappingHolders>,
     pub stale_accesses: Option<stale_accesses::StaleAccesses>,
+    /// The stories of the first violations of each kind (at most `STORIES` of each).
+    pub stories: Vec<story::Story>,
 }
+
+/// How many violations of each kind get a story.
+pub const STORIES: usize = 10;
 
 impl Results {
     fn malformed(operations: usize, malformed: Malformed) -> Results {
@@ -40,6 +46,7 @@ impl Results {
             setup: None,
             overlapping_holders: None,
             stale_accesses: None,
+            stories: Vec::new(),
         }
     }
 }
@@ -52,6 +59,18 @@ pub fn check(ops: &[Op]) -> Results {
     };
     let overlaps = overlapping_holders::check(&model);
     let stale = stale_accesses::check(&model);
+    // Stale writes first: they are the damage; then stale reads; then the overlaps behind them.
+    let mut stories: Vec<story::Story> = Vec::new();
+    for kind in [model::AccessKind::Write, model::AccessKind::Read] {
+        let of_kind = stale.violations.iter().filter(|v| v.access.kind == kind);
+        stories.extend(
+            of_kind
+                .take(STORIES)
+                .map(|v| story::of_stale_access(&model, v)),
+        );
+    }
+    let first_overlaps = overlaps.overlaps.iter().take(STORIES);
+    stories.extend(first_overlaps.map(|o| story::of_overlap(&model, o)));
     Results {
         valid: overlaps.valid.merge(stale.valid),
         malformed: None,
@@ -60,6 +79,7 @@ pub fn check(ops: &[Op]) -> Results {
         setup: model.setup.clone(),
         overlapping_holders: Some(overlaps),
         stale_accesses: Some(stale),
+        stories,
     }
 }
 

@@ -23,10 +23,14 @@ pub struct Cli {
 pub enum Command {
     /// Start the lock service, run contending clients under faults, record and check the history.
     Run(RunArgs),
+    /// Run a matrix of locks × nemeses × fencing modes and write the comparison table.
+    Compare(CompareArgs),
     /// Re-check a stored history offline.
     Check(CheckArgs),
     /// Remove everything an earlier, crashed run left behind (namespaces, processes, files).
     Clean(CleanArgs),
+    /// Write a stored run's report.html and junit.xml again.
+    Report(ReportArgs),
     /// Benchmarks: `lockpick bench startup` times each lock service's start on fresh nodes.
     Bench(BenchArgs),
     /// (internal) One client process: the worker loop against one lock.
@@ -251,6 +255,40 @@ pub struct CleanArgs {
     /// Only this run (its prefix, as in `lkp1a2b3c`), instead of every run's leftovers.
     #[arg(long)]
     pub prefix: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Locks, comma-separated.
+    #[arg(long, default_value = "redis,redlock,etcd,zookeeper")]
+    pub locks: String,
+    /// Nemeses, comma-separated; join several in one cell with `+` (`pause-holder+kill-node`).
+    #[arg(long, default_value = "none,pause-holder")]
+    pub nemeses: String,
+    /// Fencing modes, comma-separated (`off`, `on`, or `off,on`).
+    #[arg(long, default_value = "on")]
+    pub fencing: String,
+    /// Time limit of each cell.
+    #[arg(long, default_value = "10s")]
+    pub time_limit: String,
+    #[arg(long, default_value_t = 5)]
+    pub clients: u32,
+    #[arg(long, default_value = "1s")]
+    pub ttl: String,
+    /// One seed for every cell; random if not given.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// How many cells run at once (each on its own nodes and subnet).
+    #[arg(long, default_value_t = 1)]
+    pub parallel: usize,
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A run folder (as `store/<lock>-<nemesis>/<time>`).
+    pub run: PathBuf,
 }
 
 #[derive(Args, Debug)]

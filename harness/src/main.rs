@@ -7,12 +7,14 @@ mod clean;
 mod cli;
 mod client;
 mod cluster;
+mod compare;
 mod config;
 mod delay_proxy;
 mod faketime;
 mod firewall;
 mod history_log;
 mod nemesis;
+mod report;
 mod resource;
 mod run;
 mod run_prefix;
@@ -64,16 +66,13 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
+        Command::Compare(args) => {
+            compare::compare(&args, interrupt_on_signals()?)?;
+            Ok(0)
+        }
         Command::Run(args) => {
             let config = RunConfig::from_args(&args, std::env::args().collect())?;
-            let interrupt = Arc::new(AtomicBool::new(false));
-            for signal in [
-                signal_hook::consts::SIGINT,
-                signal_hook::consts::SIGTERM,
-                signal_hook::consts::SIGHUP,
-            ] {
-                signal_hook::flag::register(signal, Arc::clone(&interrupt))?;
-            }
+            let interrupt = interrupt_on_signals()?;
             let finished = run::run(&config, interrupt)?;
             print!("{}", summary::render(&finished.results));
             println!("  store: {}", finished.dir.display());
@@ -101,6 +100,17 @@ fn dispatch(cli: Cli) -> Result<u8> {
             clean::clean(&args)?;
             Ok(0)
         }
+        Command::Report(args) => {
+            if !args.run.join(store::HISTORY).exists() {
+                return Err(bad(format!(
+                    "no run at {} (no history.jsonl there)",
+                    args.run.display()
+                )));
+            }
+            report::write_run_reports(&args.run)?;
+            println!("{}", args.run.join(report::REPORT).display());
+            Ok(0)
+        }
         Command::Bench(args) => {
             match args.what {
                 cli::BenchKind::Startup => bench::startup(&args)?,
@@ -116,6 +126,19 @@ fn dispatch(cli: Cli) -> Result<u8> {
             Ok(0)
         }
     }
+}
+
+/// A flag that Ctrl-C, SIGTERM and SIGHUP set: a run ends its workload and tears down.
+fn interrupt_on_signals() -> Result<Arc<AtomicBool>> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(signal, Arc::clone(&interrupt))?;
+    }
+    Ok(interrupt)
 }
 
 fn check(args: &CheckArgs) -> Result<u8> {

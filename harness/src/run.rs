@@ -173,6 +173,8 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         dir.join(store::RESULTS),
         serde_json::to_string_pretty(&run_results)? + "\n",
     )?;
+    crate::report::write_run_reports(&dir)?;
+    crate::report::write_index(&config.store)?;
     Ok(Finished {
         dir,
         results,
@@ -191,6 +193,10 @@ struct Workload {
     scheduler: Scheduler,
     open_clients: usize,
     crashed_clients: Vec<String>,
+    /// Clients that believe they hold the lock now, for the progress line's count of overlaps
+    /// so far (the checkers decide; this only shows the run is finding something).
+    holding: std::collections::BTreeSet<u64>,
+    overlaps_seen: u64,
 }
 
 impl Workload {
@@ -364,6 +370,8 @@ impl Workload {
             scheduler: Scheduler::new(&schedule),
             open_clients: 0,
             crashed_clients: Vec::new(),
+            holding: Default::default(),
+            overlaps_seen: 0,
         })
     }
 
@@ -405,7 +413,12 @@ impl Workload {
             if healed && (finished || interrupted || now >= hard_stop) {
                 break Ok(interrupted);
             }
-            progress.show(now, self.log.len(), self.scheduler.open_faults());
+            progress.show(
+                now,
+                self.log.len(),
+                self.scheduler.open_faults(),
+                self.overlaps_seen,
+            );
         };
         progress.finish();
         // Whatever happened, heal before stopping anything (heal is idempotent).
@@ -453,6 +466,20 @@ impl Workload {
         match event {
             Event::Op(op) => {
                 let op = self.log.append(op)?;
+                if let Process::Client(p) = op.process {
+                    match (op.f, op.kind) {
+                        (F::Acquire, OpType::Ok) => {
+                            if self.holding.iter().any(|h| *h != p) {
+                                self.overlaps_seen += 1;
+                            }
+                            self.holding.insert(p);
+                        }
+                        (F::Acquire | F::Release, OpType::Invoke) => {
+                            self.holding.remove(&p);
+                        }
+                        _ => {}
+                    }
+                }
                 if nemesis_active {
                     let now = self.clock.now();
                     self.scheduler
@@ -569,7 +596,7 @@ impl Progress {
         }
     }
 
-    fn show(&mut self, now: u64, operations: u64, faults: usize) {
+    fn show(&mut self, now: u64, operations: u64, faults: usize, overlaps: u64) {
         if !self.terminal
             || self
                 .last
@@ -579,7 +606,8 @@ impl Progress {
         }
         self.last = Some(Instant::now());
         eprint!(
-            "\r  {:.0} s / {:.0} s, {operations} operations, {faults} fault(s) active   ",
+            "\r  {:.0} s / {:.0} s, {operations} operations, {faults} fault(s) active, \
+             {overlaps} overlapping acquisitions so far   ",
             now as f64 / 1e9,
             self.limit.as_secs_f64()
         );

@@ -104,6 +104,13 @@ pub fn render(results: &Results) -> String {
     if let Some(note) = fencing_note(results) {
         let _ = writeln!(out, "  {note}");
     }
+    if let Some(story) = results.stories.first() {
+        let _ = writeln!(out, "  the story of the first violation ({}):", story.title);
+        for step in &story.steps {
+            let mark = if step.violation { "!!" } else { "->" };
+            let _ = writeln!(out, "    {mark} {}", step.text);
+        }
+    }
     out
 }
 

@@ -1,0 +1,261 @@
+//! The story of a violation: what happened, in the order it happened, in words an engineer would
+//! use to explain it. Built only from the history (holds, accesses, fault windows and the run's
+//! TTL), so a stored run tells the same story when checked again.
+
+use serde::Serialize;
+
+use crate::model::{Access, AccessKind, FaultWindow, Hold, Model};
+use crate::overlapping_holders::Overlap;
+use crate::stale_accesses::StaleAccess;
+
+/// One step of a story.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    /// When it happened (ns since the run began).
+    pub time: u64,
+    /// The history operation that shows it, when there is one.
+    pub index: Option<u64>,
+    pub text: String,
+    /// Whether this step is the violation itself.
+    pub violation: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Story {
+    /// `overlap` or `stale-write` / `stale-read`.
+    pub kind: String,
+    /// A one-line summary.
+    pub title: String,
+    pub steps: Vec<Step>,
+}
+
+impl Story {
+    /// The story on one line, steps joined by arrows, for a terminal or a JUnit failure.
+    pub fn one_line(&self) -> String {
+        let steps: Vec<&str> = self.steps.iter().map(|s| s.text.as_str()).collect();
+        steps.join(" → ")
+    }
+}
+
+pub fn seconds(ns: u64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+fn token(hold: &Hold) -> String {
+    match hold.token {
+        Some(t) => format!("token {t}"),
+        None => "no token".to_string(),
+    }
+}
+
+fn who(hold: &Hold) -> String {
+    format!("client {}", hold.process)
+}
+
+/// What the holder did and what was done to it, from `from` to `to`.
+struct Teller<'a> {
+    model: &'a Model,
+    steps: Vec<Step>,
+}
+
+impl<'a> Teller<'a> {
+    fn new(model: &'a Model) -> Teller<'a> {
+        Teller {
+            model,
+            steps: Vec::new(),
+        }
+    }
+
+    fn step(&mut self, time: u64, index: Option<u64>, text: String) {
+        self.steps.push(Step {
+            time,
+            index,
+            text,
+            violation: false,
+        });
+    }
+
+    fn acquired(&mut self, hold: &Hold) {
+        self.step(
+            hold.start,
+            Some(hold.start_index),
+            format!(
+                "{} acquired the lock ({}, acquisition {}) at {}",
+                who(hold),
+                token(hold),
+                hold.acquisition,
+                seconds(hold.start)
+            ),
+        );
+    }
+
+    /// The lease's end, if the holder still believed in it then.
+    fn lease_expired(&mut self, hold: &Hold) {
+        let Some(ttl) = self.model.setup.as_ref().map(|s| s.ttl_ms * 1_000_000) else {
+            return;
+        };
+        if ttl > 0 && hold.end > hold.start + ttl {
+            self.step(
+                hold.start + ttl,
+                None,
+                format!(
+                    "{}'s lease ran out (TTL {} ms) at {}, while it still believed it held the lock",
+                    who(hold),
+                    ttl / 1_000_000,
+                    seconds(hold.start + ttl)
+                ),
+            );
+        }
+    }
+
+    fn faults(&mut self, from: u64, to: u64) {
+        let windows: Vec<&FaultWindow> = self.model.faults_during(from, to);
+        for w in windows {
+            self.step(
+                w.start,
+                None,
+                format!(
+                    "the nemesis began a {} at {}",
+                    w.describe(),
+                    seconds(w.start)
+                ),
+            );
+            if let Some(stop) = w.stop.filter(|stop| *stop <= to) {
+                self.step(
+                    stop,
+                    None,
+                    format!("the {} ended at {}", w.describe(), seconds(stop)),
+                );
+            }
+        }
+    }
+
+    fn access(&mut self, access: &Access, holder: &Hold, violation: bool, note: &str) {
+        let verb = match access.kind {
+            AccessKind::Read => "read",
+            AccessKind::Write => "wrote",
+        };
+        let verdict = if access.accepted {
+            "accepted"
+        } else {
+            "rejected"
+        };
+        self.steps.push(Step {
+            time: access.time,
+            index: Some(access.index),
+            text: format!(
+                "{} {verb} with {} at {}: {verdict}{note}",
+                who(holder),
+                token(holder),
+                seconds(access.time)
+            ),
+            violation,
+        });
+    }
+
+    fn released(&mut self, hold: &Hold) {
+        let text = if hold.released {
+            format!("{} released the lock at {}", who(hold), seconds(hold.end))
+        } else {
+            format!(
+                "{} never released the lock (last seen at {})",
+                who(hold),
+                seconds(hold.end)
+            )
+        };
+        self.step(hold.end, Some(hold.end_index), text);
+    }
+
+    fn accesses_of(&mut self, hold: &Hold, from: u64, to: u64) {
+        let accesses: Vec<&Access> = self
+            .model
+            .accesses
+            .iter()
+            .filter(|a| a.acquisition == hold.acquisition && a.time >= from && a.time <= to)
+            .collect();
+        for a in accesses {
+            self.access(a, hold, false, "");
+        }
+    }
+
+    fn finish(mut self, kind: &str, title: String) -> Story {
+        self.steps.sort_by_key(|s| s.time);
+        self.steps.dedup_by(|a, b| a.text == b.text);
+        Story {
+            kind: kind.to_string(),
+            title,
+            steps: self.steps,
+        }
+    }
+}
+
+/// The story of two holders at once.
+pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
+    let (a, b) = (&overlap.first, &overlap.second);
+    let mut t = Teller::new(model);
+    t.acquired(a);
+    t.faults(a.start, overlap.to);
+    t.lease_expired(a);
+    t.acquired(b);
+    t.accesses_of(a, a.start, a.end);
+    t.accesses_of(b, b.start, b.end.min(overlap.to));
+    t.steps.push(Step {
+        time: overlap.to,
+        index: Some(b.start_index),
+        text: format!(
+            "{} and {} both held the lock for {}, from {} to {}",
+            who(a),
+            who(b),
+            seconds(overlap.length()),
+            seconds(overlap.from),
+            seconds(overlap.to)
+        ),
+        violation: true,
+    });
+    t.released(a);
+    let title = format!(
+        "{} and {} held the lock at once for {}",
+        who(a),
+        who(b),
+        seconds(overlap.length())
+    );
+    t.finish("overlap", title)
+}
+
+/// The story of a stale access the resource accepted.
+pub fn of_stale_access(model: &Model, stale: &StaleAccess) -> Story {
+    let (old, new) = (&stale.holder, &stale.newer_holder);
+    let mut t = Teller::new(model);
+    t.acquired(old);
+    t.faults(old.start, stale.access.time);
+    t.lease_expired(old);
+    t.acquired(new);
+    t.access(&stale.overtaken_by, new, false, "");
+    let kind = match stale.access.kind {
+        AccessKind::Write => "stale-write",
+        AccessKind::Read => "stale-read",
+    };
+    let why = match (old.token, model.setup.as_ref()) {
+        (None, Some(setup)) if setup.fencing == "on" => {
+            ", a stale access: fencing was on, but the lock gives no token to check"
+        }
+        (Some(_), Some(setup)) if setup.fencing == "off" => {
+            ", a stale access the token would have stopped: fencing was off"
+        }
+        _ => ", a stale access",
+    };
+    t.access(&stale.access, old, true, why);
+    let title = format!(
+        "{} {} with {} after {} had accessed with {}",
+        who(old),
+        if kind == "stale-write" {
+            "wrote"
+        } else {
+            "read"
+        },
+        token(old),
+        who(new),
+        token(new)
+    );
+    t.finish(kind, title)
+}

@@ -1,0 +1,251 @@
+//! `lockpick compare`: runs a matrix of locks × nemeses × fencing modes with the same seed and
+//! time limit per cell, and writes the comparison table users put in their CI summaries: per
+//! cell, overlapping holders, stale writes accepted, acquisitions, acquire latency p50/p99 and
+//! unavailability (the share of the run in which no client held the lock). Printed, and written
+//! as `compare.md` and `compare.html` (linking each cell's report) under `<store>/compare/`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use lockpick_checkers::model;
+
+use crate::cli::{CompareArgs, RunArgs};
+use crate::config::{bad, RunConfig};
+use crate::report::{self, escape};
+use crate::run;
+
+/// Parses the flags of one cell exactly as `lockpick run` would.
+#[derive(Parser)]
+struct CellCommand {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// One cell's figures.
+struct Cell {
+    lock: String,
+    nemesis: String,
+    fencing: String,
+    verdict: String,
+    overlaps: usize,
+    stale_writes: u64,
+    acquisitions: usize,
+    p50_ms: Option<f64>,
+    p99_ms: Option<f64>,
+    unavailability: f64,
+    dir: PathBuf,
+}
+
+pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<()> {
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let mut cells = Vec::new();
+    for lock in args.locks.split(',') {
+        for nemesis in args.nemeses.split(',') {
+            for fencing in args.fencing.split(',') {
+                let line = format!(
+                    "lockpick --lock {lock} --nemesis {} --fencing {fencing} --time-limit {} \
+                     --clients {} --ttl {} --seed {seed}",
+                    nemesis.replace('+', ","),
+                    args.time_limit,
+                    args.clients,
+                    args.ttl
+                );
+                let mut words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+                words.push("--store".to_string());
+                words.push(args.store.display().to_string());
+                let parsed = CellCommand::try_parse_from(&words)
+                    .map_err(|e| bad(format!("bad cell {lock} × {nemesis}: {}", e.kind())))?;
+                let mut command = vec!["lockpick".to_string(), "run".to_string()];
+                command.extend(words[1..].iter().cloned());
+                let config = RunConfig::from_args(&parsed.run, command)?;
+                run::preflight(&config)?;
+                cells.push((
+                    lock.to_string(),
+                    nemesis.to_string(),
+                    fencing.to_string(),
+                    config,
+                ));
+            }
+        }
+    }
+    let total = cells.len();
+    eprintln!(
+        "lockpick compare: {total} cells, seed {seed}, {} at a time",
+        args.parallel
+    );
+    let results: Mutex<Vec<Cell>> = Mutex::new(Vec::new());
+    let queue = Mutex::new(cells.into_iter());
+    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..args.parallel.max(1) {
+            scope.spawn(|| loop {
+                let Some((lock, nemesis, fencing, config)) = queue.lock().unwrap().next() else {
+                    return;
+                };
+                if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                match run_cell(&lock, &nemesis, &fencing, &config, Arc::clone(&interrupt)) {
+                    Ok(cell) => {
+                        let mut done = results.lock().unwrap();
+                        eprintln!(
+                            "[{}/{total}] {lock} × {nemesis} (fencing {fencing}): {}",
+                            done.len() + 1,
+                            cell.verdict
+                        );
+                        done.push(cell);
+                    }
+                    Err(e) => {
+                        failure.lock().unwrap().get_or_insert(e);
+                        interrupt.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().unwrap() {
+        return Err(e.context("a cell of the comparison failed"));
+    }
+    let mut cells = results.into_inner().unwrap();
+    cells.sort_by(|a, b| (&a.lock, &a.nemesis, &a.fencing).cmp(&(&b.lock, &b.nemesis, &b.fencing)));
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    let dir = args.store.join("compare").join(stamp);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
+    let markdown = table_markdown(&cells, seed);
+    std::fs::write(dir.join("compare.md"), &markdown)?;
+    std::fs::write(dir.join("compare.html"), table_html(&cells, seed, &dir))?;
+    print!("{markdown}");
+    println!("\nwritten to {}", dir.display());
+    Ok(())
+}
+
+fn run_cell(
+    lock: &str,
+    nemesis: &str,
+    fencing: &str,
+    config: &RunConfig,
+    interrupt: Arc<AtomicBool>,
+) -> Result<Cell> {
+    let finished = run::run(config, interrupt)?;
+    let history = std::fs::File::open(finished.dir.join(crate::store::HISTORY))?;
+    let ops = lockpick_checkers::read_history(std::io::BufReader::new(history)).unwrap_or_default();
+    let model = model::build(&ops).unwrap_or_default();
+    let r = &finished.results;
+    let ms = |q| report::acquire_latency_percentile(&ops, q).map(|ns| ns as f64 / 1e6);
+    Ok(Cell {
+        lock: lock.to_string(),
+        nemesis: nemesis.to_string(),
+        fencing: fencing.to_string(),
+        verdict: r.valid.to_string(),
+        overlaps: r
+            .overlapping_holders
+            .as_ref()
+            .map_or(0, |o| o.overlaps.len()),
+        stale_writes: r
+            .stale_accesses
+            .as_ref()
+            .map_or(0, |s| s.stale_writes as u64),
+        acquisitions: model.holds.len(),
+        p50_ms: ms(0.5),
+        p99_ms: ms(0.99),
+        unavailability: unavailability(&model, config.time_limit.as_nanos() as u64),
+        dir: finished.dir,
+    })
+}
+
+/// The share of `[0, limit]` in which no client believed it held the lock.
+fn unavailability(model: &model::Model, limit: u64) -> f64 {
+    let mut spans: Vec<(u64, u64)> = model
+        .holds
+        .iter()
+        .map(|h| (h.start.min(limit), h.end.min(limit)))
+        .collect();
+    spans.sort_unstable();
+    let (mut covered, mut reach) = (0u64, 0u64);
+    for (start, end) in spans {
+        let start = start.max(reach);
+        if end > start {
+            covered += end - start;
+            reach = end;
+        }
+    }
+    1.0 - covered as f64 / limit.max(1) as f64
+}
+
+fn latency(ms: Option<f64>) -> String {
+    ms.map_or("-".to_string(), |v| format!("{v:.1}"))
+}
+
+fn table_markdown(cells: &[Cell], seed: u64) -> String {
+    let mut out = format!(
+        "# lockpick compare (seed {seed})\n\n| lock | nemesis | fencing | verdict | overlapping holders | stale writes accepted | acquisitions | acquire p50 ms | acquire p99 ms | unavailability |\n|---|---|---|---|---|---|---|---|---|---|\n"
+    );
+    for c in cells {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0}% |",
+            c.lock,
+            c.nemesis,
+            c.fencing,
+            c.verdict,
+            c.overlaps,
+            c.stale_writes,
+            c.acquisitions,
+            latency(c.p50_ms),
+            latency(c.p99_ms),
+            c.unavailability * 100.0
+        );
+    }
+    out
+}
+
+fn table_html(cells: &[Cell], seed: u64, dir: &Path) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lockpick compare</title>\
+         <style>body{{font:14px system-ui,sans-serif;margin:1.5em}}td,th{{border:1px solid #ddd;padding:.2em .5em}}\
+         table{{border-collapse:collapse}}.invalid{{color:#b91c1c;font-weight:bold}}.valid{{color:#15803d}}</style>\
+         </head><body><h1>lockpick compare (seed {seed})</h1><table><tr><th>lock</th><th>nemesis</th><th>fencing</th>\
+         <th>verdict</th><th>overlapping holders</th><th>stale writes accepted</th><th>acquisitions</th>\
+         <th>acquire p50 ms</th><th>acquire p99 ms</th><th>unavailability</th></tr>\n"
+    );
+    for c in cells {
+        let link = relative(dir, &c.dir.join(report::REPORT));
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\"><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}%</td></tr>",
+            escape(&c.lock),
+            escape(&c.nemesis),
+            escape(&c.fencing),
+            escape(&c.verdict),
+            escape(&link),
+            escape(&c.verdict),
+            c.overlaps,
+            c.stale_writes,
+            c.acquisitions,
+            latency(c.p50_ms),
+            latency(c.p99_ms),
+            c.unavailability * 100.0
+        );
+    }
+    out.push_str("</table></body></html>\n");
+    out
+}
+
+/// `target` as seen from the folder `from` (both under the same store).
+fn relative(from: &Path, target: &Path) -> String {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = target.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut path = PathBuf::new();
+    for _ in common..from.len() {
+        path.push("..");
+    }
+    for c in &to[common..] {
+        path.push(c);
+    }
+    path.display().to_string()
+}
