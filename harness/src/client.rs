@@ -39,6 +39,9 @@ pub fn run(args: &ClientArgs) -> Result<()> {
     let mut lock = lock
         .map_err(anyhow::Error::msg)
         .context("cannot set up the lock client")?;
+    if let Some(fault) = injected_fault(args.process) {
+        lock = Box::new(Faulty { inner: lock, fault });
+    }
     let config = WorkerConfig {
         process: args.process,
         acquire_wait: timeout,
@@ -52,4 +55,51 @@ pub fn run(args: &ClientArgs) -> Result<()> {
     let mut recorder = Recorder::new(std::io::stdout(), clock, Process::Client(args.process));
     worker::run(&config, lock.as_mut(), &mut resource, &mut recorder)
         .context("the controller stopped listening")
+}
+
+/// A fault a test injects into one client process through `LOCKPICK_INJECT_CLIENT`
+/// (`crash:<process>` or `hang:<process>`): when that client first goes to release the lock
+/// (its release invoke already recorded), it panics, or stops making progress for good. Used to
+/// prove the run goes on without it.
+#[derive(Clone, Copy)]
+enum ClientFault {
+    Crash,
+    Hang,
+}
+
+fn injected_fault(process: u64) -> Option<ClientFault> {
+    let text = std::env::var("LOCKPICK_INJECT_CLIENT").ok()?;
+    let (kind, target) = text.split_once(':')?;
+    if target.parse::<u64>().ok()? != process {
+        return None;
+    }
+    match kind {
+        "crash" => Some(ClientFault::Crash),
+        "hang" => Some(ClientFault::Hang),
+        _ => None,
+    }
+}
+
+struct Faulty {
+    inner: Box<dyn LockClient>,
+    fault: ClientFault,
+}
+
+impl LockClient for Faulty {
+    fn try_acquire(
+        &mut self,
+        wait: Duration,
+    ) -> lockpick_workloads::Outcome<lockpick_workloads::Grant> {
+        self.inner.try_acquire(wait)
+    }
+
+    fn release(&mut self, _grant: &lockpick_workloads::Grant) -> lockpick_workloads::Outcome<()> {
+        // The release invoke is recorded before this call: the fault leaves it open.
+        match self.fault {
+            ClientFault::Crash => panic!("injected crash (LOCKPICK_INJECT_CLIENT)"),
+            ClientFault::Hang => loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            },
+        }
+    }
 }

@@ -215,9 +215,23 @@ impl RunConfig {
         self.time_limit - self.quiet
     }
 
-    /// The run's name in the store: `<lock>-<nemesis>`.
+    /// The run's name in the store: `<lock>-<nemesis>`. A long list of nemeses would not fit in
+    /// a file name: it becomes their count and a short hash of the list.
     pub fn name(&self) -> String {
-        format!("{}-{}", self.lock.name(), self.nemesis_name())
+        let nemesis = self.nemesis_name();
+        if nemesis.len() <= 80 {
+            return format!("{}-{nemesis}", self.lock.name());
+        }
+        // FNV-1a: stable across runs and builds, unlike the standard library's hasher.
+        let hash = nemesis.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        });
+        format!(
+            "{}-{}-nemeses-{:08x}",
+            self.lock.name(),
+            self.nemeses.len(),
+            hash as u32
+        )
     }
 }
 

@@ -197,6 +197,31 @@ struct Workload {
     /// so far (the checkers decide; this only shows the run is finding something).
     holding: std::collections::BTreeSet<u64>,
     overlaps_seen: u64,
+    /// Each client's invocation still waiting for its completion.
+    open_invocations: BTreeMap<u64, Op>,
+    /// A fault injected into the controller itself, for tests of lockpick's own reliability.
+    injected: Option<Injection>,
+}
+
+/// Faults a test can inject into the controller through `LOCKPICK_INJECT`:
+/// `error-after:N` or `panic-after:N` (after N operations are recorded).
+#[derive(Clone, Copy, Debug)]
+enum Injection {
+    ErrorAfter(u64),
+    PanicAfter(u64),
+}
+
+impl Injection {
+    fn from_environment() -> Option<Injection> {
+        let text = std::env::var("LOCKPICK_INJECT").ok()?;
+        let (kind, count) = text.split_once(':')?;
+        let count = count.parse().ok()?;
+        match kind {
+            "error-after" => Some(Injection::ErrorAfter(count)),
+            "panic-after" => Some(Injection::PanicAfter(count)),
+            _ => None,
+        }
+    }
 }
 
 impl Workload {
@@ -372,6 +397,8 @@ impl Workload {
             crashed_clients: Vec::new(),
             holding: Default::default(),
             overlaps_seen: 0,
+            open_invocations: BTreeMap::new(),
+            injected: Injection::from_environment(),
         })
     }
 
@@ -386,6 +413,7 @@ impl Workload {
         let hard_stop = deadline + grace.as_nanos() as u64;
         let mut progress = Progress::new(config.time_limit);
         let mut healed = false;
+        let mut timed_out = false;
         let result = loop {
             if let Err(e) = self.receive(config, !healed) {
                 break Err(e);
@@ -411,6 +439,7 @@ impl Workload {
             }
             let finished = now >= deadline && self.open_clients == 0;
             if healed && (finished || interrupted || now >= hard_stop) {
+                timed_out = !finished && !interrupted;
                 break Ok(interrupted);
             }
             progress.show(
@@ -425,7 +454,7 @@ impl Workload {
         let healing =
             self.scheduler
                 .heal(self.clock.now(), &mut self.cluster, config, &mut self.log);
-        self.note_crashed_clients();
+        self.note_crashed_clients(timed_out);
         let children = &mut self.cluster.children;
         children.stop(|r| matches!(r, Role::Client(_)), Duration::from_secs(2));
         children.stop(|r| *r == Role::Resource, Duration::from_secs(2));
@@ -439,8 +468,9 @@ impl Workload {
     }
 
     /// Finds clients that exited on their own with an error (a bug in a lock client, or a
-    /// missing library), so a run in which the lock was barely exercised is not called valid.
-    fn note_crashed_clients(&mut self) {
+    /// missing library), and, when the grace period ran out, clients that never finished: a run
+    /// in which the lock was not exercised as configured is not called valid.
+    fn note_crashed_clients(&mut self, timed_out: bool) {
         let wait = Duration::from_millis(if self.open_clients == 0 { 1000 } else { 0 });
         let processes: Vec<u64> = self.cluster.slots.values().copied().collect();
         for process in processes {
@@ -448,6 +478,10 @@ impl Workload {
             match self.cluster.children.exit_status(&role, wait) {
                 Some(status) if !status.success() => self.crashed_clients.push(format!(
                     "client {process} exited with {status} (see logs/client-{process}.log)"
+                )),
+                None if timed_out => self.crashed_clients.push(format!(
+                    "client {process} had not finished when the grace period after the time \
+                     limit ran out: it was killed"
                 )),
                 _ => {}
             }
@@ -466,7 +500,21 @@ impl Workload {
         match event {
             Event::Op(op) => {
                 let op = self.log.append(op)?;
+                match self.injected {
+                    Some(Injection::ErrorAfter(n)) if self.log.len() >= n => {
+                        bail!("injected error after {n} operations (LOCKPICK_INJECT)")
+                    }
+                    Some(Injection::PanicAfter(n)) if self.log.len() >= n => {
+                        panic!("injected panic after {n} operations (LOCKPICK_INJECT)")
+                    }
+                    _ => {}
+                }
                 if let Process::Client(p) = op.process {
+                    if op.kind == OpType::Invoke {
+                        self.open_invocations.insert(p, op.clone());
+                    } else {
+                        self.open_invocations.remove(&p);
+                    }
                     match (op.f, op.kind) {
                         (F::Acquire, OpType::Ok) => {
                             if self.holding.iter().any(|h| *h != p) {
@@ -487,14 +535,40 @@ impl Workload {
                 }
             }
             Event::Opened(Role::Client(_)) => self.open_clients += 1,
-            Event::Closed(Role::Client(_)) => {
-                self.open_clients = self.open_clients.saturating_sub(1)
+            Event::Closed(Role::Client(p)) => {
+                self.open_clients = self.open_clients.saturating_sub(1);
+                self.complete_abandoned(p)?;
             }
             Event::Opened(_) | Event::Closed(_) => {}
             Event::Garbage(role, line) => {
                 eprintln!("lockpick: {role:?} wrote a line that is not an operation: {line}");
             }
         }
+        Ok(())
+    }
+
+    /// A client's stream closed with an invocation open (it crashed, hung and was killed, or
+    /// was killed by a nemesis): nobody knows whether that operation took effect, so it is
+    /// completed as `info`, as Jepsen does with a crashed process.
+    fn complete_abandoned(&mut self, process: u64) -> Result<()> {
+        let Some(invoke) = self.open_invocations.remove(&process) else {
+            return Ok(());
+        };
+        let mut value = json!({
+            "acquisition": invoke.value["acquisition"],
+            "error": "the client process ended before this operation completed",
+        });
+        if invoke.value.get("token").is_some() {
+            value["token"] = invoke.value["token"].clone();
+        }
+        let op = Op::new(
+            self.clock.now(),
+            invoke.process,
+            OpType::Info,
+            invoke.f,
+            value,
+        );
+        self.log.append(op)?;
         Ok(())
     }
 
