@@ -41,7 +41,8 @@ pub fn seconds(ns: u64) -> String {
     format!("{:.3} s", ns as f64 / 1e9)
 }
 
-fn token(hold: &Hold) -> String {
+/// A hold's token in words: `token 33`, or `no token`.
+pub fn token(hold: &Hold) -> String {
     match hold.token {
         Some(t) => format!("token {t}"),
         None => "no token".to_string(),

@@ -3,18 +3,8 @@
 use std::fmt::Write;
 
 use lockpick_checkers::model::{AccessKind, Hold};
+use lockpick_checkers::story::{seconds, token};
 use lockpick_checkers::{Results, Validity};
-
-pub fn seconds(ns: u64) -> String {
-    format!("{:.3} s", ns as f64 / 1e9)
-}
-
-fn token(hold: &Hold) -> String {
-    match hold.token {
-        Some(t) => format!("token {t}"),
-        None => "no token".to_string(),
-    }
-}
 
 fn hold(h: &Hold) -> String {
     format!(
