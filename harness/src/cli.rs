@@ -120,6 +120,9 @@ pub enum NemesisKind {
     /// Lock-aware: once the holder has read the resource, hold its traffic to the resource for
     /// --delay, so its write lands late.
     DelayHolderWrite,
+    /// Hold everything a random client sends to the lock servers and the resource for --delay
+    /// (a userspace proxy on each of its links).
+    DelayClient,
     /// Drop --loss percent of a random server's packets, both ways.
     Loss,
 }

@@ -25,7 +25,8 @@ type Blocked = (String, Direction, Ipv4Addr);
 /// How to start a client process; the parts that differ per client are added by `spawn_client`.
 pub struct ClientCommand {
     pub program: PathBuf,
-    /// Flags every client gets (lock, TTL, timeouts, servers, deadline).
+    /// Flags every client gets (lock, TTL, timeouts); servers and the resource are added per
+    /// client, since a delay proxy may stand in front of them.
     pub args: Vec<String>,
     pub resource: SocketAddr,
     pub logs: PathBuf,
@@ -37,6 +38,8 @@ pub struct Cluster {
     pub children: Children,
     /// Each client node's proxied link to the resource (only with delay nemeses).
     pub resource_links: BTreeMap<String, DelayLink>,
+    /// Each client node's proxied links to the servers, by server (only with `delay-client`).
+    pub server_links: BTreeMap<String, BTreeMap<String, DelayLink>>,
     pub scratch: Scratch,
     pub runtime: NetnsRuntime,
     pub nodes: BTreeMap<String, Node>,
@@ -67,6 +70,7 @@ impl Cluster {
         Cluster {
             children,
             resource_links: BTreeMap::new(),
+            server_links: BTreeMap::new(),
             scratch,
             runtime,
             nodes,
@@ -90,12 +94,21 @@ impl Cluster {
         self.endpoints.keys()
     }
 
-    /// The server a client reached at `address` (`ip:port`), as a grant's `nodes` name it.
+    /// The server a client reached at `address` (`ip:port`), as a grant's `nodes` name it:
+    /// a server's own address, or a delay proxy in front of it.
     pub fn server_at(&self, address: &str) -> Option<String> {
-        self.endpoints
+        let direct = self
+            .endpoints
             .iter()
-            .find(|(_, a)| a.to_string() == address)
+            .find(|(_, a)| a.to_string() == address);
+        let proxied = self
+            .server_links
+            .values()
+            .flat_map(|links| links.iter())
+            .find(|(_, link)| link.listen.to_string() == address);
+        direct
             .map(|(name, _)| name.clone())
+            .or_else(|| proxied.map(|(name, _)| name.clone()))
     }
 
     pub fn server_pid(&self, name: &str) -> Option<Pid> {
@@ -126,11 +139,21 @@ impl Cluster {
             None => command.resource,
         };
         let log = command.logs.join(format!("client-{process}.log"));
+        let mut servers = Vec::new();
+        for (name, endpoint) in &self.endpoints {
+            let link = self
+                .server_links
+                .get(slot)
+                .and_then(|links| links.get(name));
+            servers.push("--node".to_string());
+            servers.push(link.map_or(*endpoint, |l| l.listen).to_string());
+        }
         let mut child = self
             .runtime
             .command(&node, &command.program)?
             .arg("client")
             .args(&command.args)
+            .args(&servers)
             .args(["--process", &process.to_string()])
             .args(["--resource", &resource.to_string()])
             .args(["--deadline-ns", &deadline_ns.to_string()])

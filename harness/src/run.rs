@@ -343,7 +343,7 @@ impl Workload {
             },
         )?;
 
-        let mut args = vec![
+        let args = vec![
             "--lock".to_string(),
             config.lock.name().to_string(),
             "--ttl-ms".to_string(),
@@ -355,10 +355,6 @@ impl Workload {
             "--origin-ns".to_string(),
             clock.origin_ns().to_string(),
         ];
-        for endpoint in service.endpoints() {
-            args.push("--node".to_string());
-            args.push(endpoint);
-        }
         let client_command = ClientCommand {
             program: me,
             args,
@@ -375,11 +371,19 @@ impl Workload {
             client_command,
             sender,
         );
-        if config.nemeses.contains(&NemesisKind::DelayHolderWrite) {
+        let delays = |kind| config.nemeses.contains(&kind);
+        if delays(NemesisKind::DelayHolderWrite) || delays(NemesisKind::DelayClient) {
             for node in &client_nodes {
-                let namespace = fs::File::open(format!("/run/netns/{}", node.host_name))?;
-                let link = DelayLink::start(namespace, resource)?;
+                let namespace = || fs::File::open(format!("/run/netns/{}", node.host_name));
+                let link = DelayLink::start(namespace()?, resource)?;
                 cluster.resource_links.insert(node.name.clone(), link);
+                if delays(NemesisKind::DelayClient) {
+                    let mut links = BTreeMap::new();
+                    for (server, endpoint) in &cluster.endpoints {
+                        links.insert(server.clone(), DelayLink::start(namespace()?, *endpoint)?);
+                    }
+                    cluster.server_links.insert(node.name.clone(), links);
+                }
             }
         }
         let deadline = config.time_limit.as_nanos() as u64;
@@ -588,6 +592,7 @@ impl Workload {
     fn teardown(&mut self) {
         self.cluster.children.stop_all(Duration::from_secs(3));
         self.cluster.resource_links.clear();
+        self.cluster.server_links.clear();
         faketime::forget_all(&self.cluster.scratch.path);
         self.cluster.scratch.remove();
         for problem in self.cluster.runtime.teardown() {

@@ -133,7 +133,7 @@ fn aim(window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
         | NemesisKind::ClockStrobe
         | NemesisKind::KillNode
         | NemesisKind::Loss => window.targets = vec![server(rng)],
-        NemesisKind::SkewClients | NemesisKind::KillClient => {
+        NemesisKind::SkewClients | NemesisKind::KillClient | NemesisKind::DelayClient => {
             window.targets = vec![shape.clients.choose(rng).cloned().unwrap_or_default()]
         }
         NemesisKind::PartitionNode => {

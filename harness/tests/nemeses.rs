@@ -203,3 +203,38 @@ fn server_clock_jumps_read_back_on_redis() {
     }
     starts_and_stops_match(&r);
 }
+
+#[test]
+fn delaying_a_client_holds_its_requests_behind_the_proxy() {
+    // With a proxy in front of every server, the lock-aware clock jump still finds the servers
+    // that granted the holder's lock.
+    let r =
+        run_line("--lock redlock --nemesis delay-client,clock-holder --time-limit 8s --seed 39");
+    assert_ne!(r.code, 255, "{}\n{}", r.stdout, r.stderr);
+    let delays = fault_starts(&r, "delay");
+    assert!(!delays.is_empty());
+    assert!(
+        delays.iter().all(|d| d["value"]["links"] == 6),
+        "{delays:?}"
+    );
+    let history = r.history();
+    let held: Vec<_> = history
+        .iter()
+        .filter(|op| op["f"] == "stop" && op["value"]["fault"] == "delay")
+        .collect();
+    assert!(
+        held.iter().all(|op| op["value"]["effective"] == true),
+        "{held:?}"
+    );
+    // The delayed client's requests time out: unknown outcomes.
+    let unknown = history
+        .iter()
+        .filter(|op| op["type"] == "info" && op["process"].is_u64())
+        .count();
+    assert!(unknown > 0);
+    let jumps = fault_starts(&r, "clock-holder");
+    assert!(jumps
+        .iter()
+        .all(|j| j["value"]["targets"].as_array().unwrap().len() >= 3));
+    starts_and_stops_match(&r);
+}

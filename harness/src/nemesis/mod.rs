@@ -6,6 +6,7 @@
 
 pub mod clock_holder;
 pub mod clock_jump;
+pub mod delay_client;
 pub mod delay_holder_write;
 pub mod freeze;
 pub mod kill_client;
@@ -332,6 +333,7 @@ fn build(kind: NemesisKind) -> Box<dyn Nemesis> {
         NemesisKind::KillNode => Box::new(kill_node::KillNode),
         NemesisKind::KillClient => Box::new(kill_client::KillClient),
         NemesisKind::DelayHolderWrite => Box::new(delay_holder_write::DelayHolderWrite),
+        NemesisKind::DelayClient => Box::new(delay_client::DelayClient),
         NemesisKind::Loss => Box::new(loss::Loss),
         NemesisKind::None => unreachable!("`none` is never scheduled"),
     }
