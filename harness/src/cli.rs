@@ -103,9 +103,9 @@ pub enum NemesisKind {
     PartitionHolder,
     /// One random server stops receiving from every other node, but can still send.
     PartitionOneWay,
-    /// Jump a random server's clock forward by --clock-jump (libfaketime; not etcd).
+    /// Jump a random server's clock forward by --clock-jump (libfaketime; redis-based locks only).
     ClockForward,
-    /// Jump a random server's clock backward by --clock-jump (libfaketime; not etcd).
+    /// Jump a random server's clock backward by --clock-jump (libfaketime; redis-based locks only).
     ClockBackward,
     /// Flip a random server's clock between +--clock-jump and true time every 100ms.
     ClockStrobe,

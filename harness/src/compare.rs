@@ -131,8 +131,7 @@ fn run_cell(
     interrupt: Arc<AtomicBool>,
 ) -> Result<Cell> {
     let finished = run::run(config, interrupt)?;
-    let history = std::fs::File::open(finished.dir.join(crate::store::HISTORY))?;
-    let ops = lockpick_checkers::read_history(std::io::BufReader::new(history)).unwrap_or_default();
+    let (ops, _) = report::load(&finished.dir)?;
     let model = model::build(&ops).unwrap_or_default();
     let r = &finished.results;
     let ms = |q| report::acquire_latency_percentile(&ops, q).map(|ns| ns as f64 / 1e6);

@@ -107,7 +107,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
                     args.run.display()
                 )));
             }
-            report::write_run_reports(&args.run)?;
+            let (ops, results) = report::load(&args.run)?;
+            report::write_run_reports(&args.run, &ops, &results)?;
             println!("{}", args.run.join(report::REPORT).display());
             Ok(0)
         }

@@ -45,23 +45,30 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// Writes `report.html` and `junit.xml` into a run folder from what it stores.
-pub fn write_run_reports(dir: &Path) -> Result<()> {
-    let history = fs::File::open(dir.join(store::HISTORY))?;
-    let ops = lockpick_checkers::read_history(std::io::BufReader::new(history)).unwrap_or_default();
-    let results = {
-        let history = fs::File::open(dir.join(store::HISTORY))?;
-        lockpick_checkers::check_reader(std::io::BufReader::new(history))
-    };
+/// Reads a run folder's history and checks it: the operations (empty if the history is
+/// malformed) and the results.
+pub fn load(dir: &Path) -> Result<(Vec<Op>, Results)> {
+    let text = fs::read(dir.join(store::HISTORY)).context("cannot read the history")?;
+    Ok(match lockpick_checkers::read_history(text.as_slice()) {
+        Ok(ops) => {
+            let results = lockpick_checkers::check(&ops);
+            (ops, results)
+        }
+        Err(_) => (Vec::new(), lockpick_checkers::check_reader(text.as_slice())),
+    })
+}
+
+/// Writes `report.html` and `junit.xml` into a run folder.
+pub fn write_run_reports(dir: &Path, ops: &[Op], results: &Results) -> Result<()> {
     let config: Value = fs::read_to_string(dir.join(store::CONFIG))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
     let command = fs::read_to_string(dir.join(store::COMMAND)).unwrap_or_default();
-    let html = render(&ops, &results, &config, command.trim());
+    let html = render(ops, results, &config, command.trim());
     fs::write(dir.join(REPORT), html).context("cannot write the report")?;
     let name = config["lock"].as_str().unwrap_or("lock").to_string() + "-" + &nemesis_name(&config);
-    fs::write(dir.join(JUNIT), junit(&name, &results)).context("cannot write junit.xml")?;
+    fs::write(dir.join(JUNIT), junit(&name, results)).context("cannot write junit.xml")?;
     Ok(())
 }
 

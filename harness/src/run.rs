@@ -156,8 +156,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         Err(e) => return Err(e),
     };
 
-    let history = fs::File::open(dir.join(store::HISTORY))?;
-    let results = lockpick_checkers::check_reader(std::io::BufReader::new(history));
+    let (ops, results) = crate::report::load(&dir)?;
     let run_results = RunResults {
         run: RunInfo {
             name: config.name(),
@@ -173,7 +172,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         dir.join(store::RESULTS),
         serde_json::to_string_pretty(&run_results)? + "\n",
     )?;
-    crate::report::write_run_reports(&dir)?;
+    crate::report::write_run_reports(&dir, &ops, &results)?;
     crate::report::write_index(&config.store)?;
     Ok(Finished {
         dir,
