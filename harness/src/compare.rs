@@ -131,6 +131,9 @@ fn run_cell(
     interrupt: Arc<AtomicBool>,
 ) -> Result<Cell> {
     let finished = run::run(config, interrupt)?;
+    if finished.interrupted {
+        anyhow::bail!("interrupted: {lock} × {nemesis} did not run to its end");
+    }
     let (ops, _) = report::load(&finished.dir)?;
     let model = model::build(&ops).unwrap_or_default();
     let r = &finished.results;

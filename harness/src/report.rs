@@ -632,5 +632,12 @@ pub fn write_index(store: &Path) -> Result<()> {
         );
     }
     page.push_str("</table></body></html>\n");
-    fs::write(store.join(INDEX), page).context("cannot write the store's index")
+    // Written aside and renamed: cells of a `compare` finish at the same time.
+    let temporary = store.join(format!(
+        "{INDEX}.new-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    fs::write(&temporary, page).context("cannot write the store's index")?;
+    fs::rename(&temporary, store.join(INDEX)).context("cannot write the store's index")
 }

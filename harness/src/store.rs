@@ -42,7 +42,10 @@ pub fn create_run_dir(store: &Path, name: &str) -> Result<PathBuf> {
 
 /// Replaces a `latest` link atomically (a new link, renamed over the old one).
 fn point_latest(link: &Path, target: &Path) -> Result<()> {
-    let temporary = link.with_extension(format!("new-{}", std::process::id()));
+    // Unique per process and call: runs of one `compare` update the same links at once.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temporary = link.with_extension(format!("new-{}-{n}", std::process::id()));
     let _ = fs::remove_file(&temporary);
     symlink(target, &temporary).with_context(|| format!("cannot create {temporary:?}"))?;
     fs::rename(&temporary, link).with_context(|| format!("cannot update {link:?}"))?;
