@@ -78,6 +78,10 @@ pub enum F {
     Start,
     /// The nemesis ended a fault.
     Stop,
+    /// The harness's last look at the resource after the clients stopped: its value and the
+    /// number of accesses it applied.
+    #[serde(rename = "final-read")]
+    FinalRead,
 }
 
 /// One line of the history.

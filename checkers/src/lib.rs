@@ -31,6 +31,48 @@ pub struct Results {
     pub stale_accesses: Option<stale_accesses::StaleAccesses>,
     /// The stories of the first violations of each kind (at most `STORIES` of each).
     pub stories: Vec<story::Story>,
+    /// Whether the history holds every access the resource applied, by its final read.
+    pub final_read: Option<FinalReadCheck>,
+}
+
+/// The final read compared with the history: the resource had applied `applied` accesses and
+/// the history records `recorded` of them; the last of them left `last_value`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FinalReadCheck {
+    pub valid: Validity,
+    pub applied: u64,
+    pub recorded: u64,
+    pub value: i64,
+    pub last_value: Option<i64>,
+}
+
+impl FinalReadCheck {
+    fn of(model: &model::Model) -> Option<FinalReadCheck> {
+        let state = model.final_state.as_ref()?;
+        // Accesses the resource had applied by the final read are numbered 1 to `applied`;
+        // a write held in a delay proxy may still land after it, with a higher number.
+        let by_then = model.accesses.iter().filter(|a| a.seq <= state.applied);
+        let recorded = by_then.count() as u64;
+        let last_value = model
+            .accesses
+            .iter()
+            .find(|a| a.seq == state.applied)
+            .map(|a| a.value);
+        // Missing records mean the history cannot vouch for what it lacks: unknown, never
+        // invalid (the accesses it does hold were still judged).
+        let consistent = state.applied == recorded && last_value.is_none_or(|v| v == state.value);
+        Some(FinalReadCheck {
+            valid: if consistent {
+                Validity::Valid
+            } else {
+                Validity::Unknown
+            },
+            applied: state.applied,
+            recorded,
+            value: state.value,
+            last_value,
+        })
+    }
 }
 
 /// How many violations of each kind get a story.
@@ -47,6 +89,7 @@ impl Results {
             overlapping_holders: None,
             stale_accesses: None,
             stories: Vec::new(),
+            final_read: None,
         }
     }
 }
@@ -71,8 +114,10 @@ pub fn check(ops: &[Op]) -> Results {
     }
     let first_overlaps = overlaps.overlaps.iter().take(STORIES);
     stories.extend(first_overlaps.map(|o| story::of_overlap(&model, o)));
+    let final_read = FinalReadCheck::of(&model);
+    let complete = final_read.as_ref().map_or(Validity::Valid, |f| f.valid);
     Results {
-        valid: overlaps.valid.merge(stale.valid),
+        valid: overlaps.valid.merge(stale.valid).merge(complete),
         malformed: None,
         operations: ops.len(),
         incomplete: model.incomplete.clone(),
@@ -80,6 +125,7 @@ pub fn check(ops: &[Op]) -> Results {
         overlapping_holders: Some(overlaps),
         stale_accesses: Some(stale),
         stories,
+        final_read,
     }
 }
 

@@ -59,6 +59,8 @@ pub struct Access {
     pub token: Option<u64>,
     pub kind: AccessKind,
     pub accepted: bool,
+    /// The resource's value after the access.
+    pub value: i64,
 }
 
 /// A fault from its start to its stop (or to the end of the history if it never stopped).
@@ -106,6 +108,15 @@ pub struct Model {
     pub incomplete: Vec<u64>,
     /// Time of the last operation.
     pub end: u64,
+    /// What the final read of the resource saw, if the run made one.
+    pub final_state: Option<FinalState>,
+}
+
+/// The resource's value and count of applied accesses, read after the clients stopped.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FinalState {
+    pub value: i64,
+    pub applied: u64,
 }
 
 impl Model {
@@ -136,6 +147,8 @@ struct AccessValue {
     #[serde(default)]
     token: Option<u64>,
     op: AccessKind,
+    #[serde(default)]
+    value: i64,
 }
 
 #[derive(Deserialize)]
@@ -328,6 +341,9 @@ fn named_op(model: &mut Model, op: &Op, name: &str) -> Result<(), Malformed> {
         (Process::HARNESS, F::Setup) => {
             model.setup = Some(parse(op)?);
         }
+        (Process::HARNESS, F::FinalRead) => {
+            model.final_state = Some(parse(op)?);
+        }
         (Process::RESOURCE, F::Access) => {
             let accepted = match op.kind {
                 OpType::Ok => true,
@@ -349,6 +365,7 @@ fn named_op(model: &mut Model, op: &Op, name: &str) -> Result<(), Malformed> {
                 token: v.token,
                 kind: v.op,
                 accepted,
+                value: v.value,
             });
         }
         (Process::NEMESIS, F::Start) => {

@@ -8,7 +8,10 @@ use std::process::Stdio;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
+use std::io::{BufRead, Write};
+
 use anyhow::{Context, Result};
+use lockpick_workloads::resource_client::{FinalRead, FinalState};
 use nix::unistd::Pid;
 
 use crate::children::{read_ops, Children, Event, Role};
@@ -284,6 +287,27 @@ impl Cluster {
             }),
         );
         Some(reached.is_err())
+    }
+
+    /// Reads the resource's final state (its value and how many accesses it applied).
+    pub fn final_read(&self) -> Result<FinalState> {
+        let node = self.node("resource")?;
+        let address = self.client_command.resource;
+        let (sender, answer) = std::sync::mpsc::channel();
+        self.runtime.probe(
+            node,
+            Box::new(move || {
+                let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2))?;
+                stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+                let request = serde_json::to_string(&FinalRead { final_read: true })?;
+                stream.write_all(format!("{request}\n").as_bytes())?;
+                let mut line = String::new();
+                std::io::BufReader::new(stream).read_line(&mut line)?;
+                let _ = sender.send(serde_json::from_str::<FinalState>(&line)?);
+                Ok(())
+            }),
+        )?;
+        Ok(answer.try_recv()?)
     }
 
     /// No more client processes can start; lets the history's streams close.

@@ -2,6 +2,10 @@
 //! order and records each (who, which acquisition, which token, read or write, accepted or
 //! rejected) as a history operation on its standard output, before answering.
 //!
+//! A final read (`{"final_read": true}`), which the harness makes once the clients have
+//! stopped, answers the value and the number of accesses applied, unrecorded: the checkers
+//! compare it with the history, so a lost record cannot go unnoticed.
+//!
 //! With fencing on it rejects any access whose token is lower than the highest it has seen,
 //! reads included; an access without a token cannot be fenced and is accepted.
 
@@ -13,7 +17,7 @@ use std::thread;
 use anyhow::{Context, Result};
 use lockpick_checkers::model::AccessKind;
 use lockpick_checkers::{Op, OpType, Process, F};
-use lockpick_workloads::resource_client::{AccessReply, AccessRequest};
+use lockpick_workloads::resource_client::{AccessReply, AccessRequest, FinalRead, FinalState};
 use lockpick_workloads::RunClock;
 use serde_json::json;
 
@@ -121,15 +125,24 @@ fn handle(stream: TcpStream, resource: &Mutex<Resource>) -> io::Result<()> {
         let reply = match serde_json::from_str::<AccessRequest>(&line) {
             Ok(request) => {
                 let mut resource = resource.lock().expect("no access panics");
-                resource.apply(&request)?
+                serde_json::to_value(resource.apply(&request)?)
             }
-            Err(e) => AccessReply {
-                accepted: false,
-                value: 0,
-                reason: Some(format!("bad request: {e}")),
+            Err(e) => match serde_json::from_str::<FinalRead>(&line) {
+                Ok(_) => {
+                    let resource = resource.lock().expect("no access panics");
+                    serde_json::to_value(FinalState {
+                        value: resource.value,
+                        applied: resource.seq,
+                    })
+                }
+                Err(_) => serde_json::to_value(AccessReply {
+                    accepted: false,
+                    value: 0,
+                    reason: Some(format!("bad request: {e}")),
+                }),
             },
         };
-        let mut text = serde_json::to_string(&reply).expect("replies serialize");
+        let mut text = serde_json::to_string(&reply.expect("replies serialize")).expect("json");
         text.push('\n');
         writer.write_all(text.as_bytes())?;
     }

@@ -460,6 +460,22 @@ impl Workload {
         self.note_crashed_clients(timed_out);
         let children = &mut self.cluster.children;
         children.stop(|r| matches!(r, Role::Client(_)), Duration::from_secs(2));
+        // The last look at the resource, once no client can reach it any more.
+        match self.cluster.final_read() {
+            Ok(state) => {
+                let value = json!({ "value": state.value, "applied": state.applied });
+                let op = Op::new(
+                    self.clock.now(),
+                    Process::named(Process::HARNESS),
+                    OpType::Ok,
+                    F::FinalRead,
+                    value,
+                );
+                self.log.append(op)?;
+            }
+            Err(e) => eprintln!("lockpick: the final read of the resource failed: {e:#}"),
+        }
+        let children = &mut self.cluster.children;
         children.stop(|r| *r == Role::Resource, Duration::from_secs(2));
         self.cluster.close_streams();
         // Every stream is closed now: record what was still in the pipes.

@@ -91,6 +91,18 @@ pub fn render(results: &Results) -> String {
             );
         }
     }
+    if let Some(f) = results
+        .final_read
+        .as_ref()
+        .filter(|f| f.valid != Validity::Valid)
+    {
+        let _ = writeln!(
+            out,
+            "  the history is incomplete: the resource applied {} accesses (final value {}), \
+             the history records {} (last value {:?})",
+            f.applied, f.value, f.recorded, f.last_value
+        );
+    }
     if let Some(note) = fencing_note(results) {
         let _ = writeln!(out, "  {note}");
     }

@@ -32,6 +32,20 @@ pub struct AccessReply {
     pub reason: Option<String>,
 }
 
+/// The harness's last look at the resource, after the clients have stopped. Not an access:
+/// the resource does not record it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FinalRead {
+    pub final_read: bool,
+}
+
+/// What the final read sees: the resource's value and how many accesses it applied in all.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FinalState {
+    pub value: i64,
+    pub applied: u64,
+}
+
 pub struct ResourceClient {
     address: SocketAddr,
     timeout: Duration,

@@ -93,6 +93,14 @@ pub fn finished(store: &Path, output: Output) -> Run {
         store: None,
     };
     assert_nothing_left(&run);
+    // Every run that got as far as its final read must have recorded every access.
+    let final_read = &run.results["final_read"];
+    if !final_read.is_null() {
+        assert_eq!(
+            final_read["valid"], "valid",
+            "the history lost records: {final_read}"
+        );
+    }
     run
 }
 
