@@ -55,14 +55,11 @@ impl Nemesis for DelayClient {
         _holder: Option<&Holder>,
         ctx: &mut Context,
     ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(slot) = window.targets.first() else {
+        let Some((slot, process)) = ctx.window_client(window) else {
             return Ok(None);
         };
-        let Some(&process) = ctx.cluster.slots.get(slot) else {
-            return Ok(None);
-        };
-        let chunks_before = chunks(ctx, slot);
-        let links = set_delay(ctx, slot, ctx.config.delay);
+        let chunks_before = chunks(ctx, &slot);
+        let links = set_delay(ctx, &slot, ctx.config.delay);
         let target = format!("client {process}");
         let id = ctx.started(
             "delay",

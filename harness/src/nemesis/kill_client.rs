@@ -24,10 +24,7 @@ impl Nemesis for KillClient {
         _holder: Option<&Holder>,
         ctx: &mut Context,
     ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(slot) = window.targets.first() else {
-            return Ok(None);
-        };
-        let Some(&process) = ctx.cluster.slots.get(slot) else {
+        let Some((slot, process)) = ctx.window_client(window) else {
             return Ok(None);
         };
         let Some(pid) = ctx.cluster.children.kill(&Role::Client(process)) else {

@@ -85,6 +85,13 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// The client node a time-driven fault's window aims at, and the process running there now.
+    pub fn window_client(&self, window: &Window) -> Option<(String, u64)> {
+        let slot = window.targets.first()?;
+        let process = *self.cluster.slots.get(slot)?;
+        Some((slot.clone(), process))
+    }
+
     /// Records the start of a fault and returns its id, which its stop must carry.
     pub fn started(&mut self, fault: &str, targets: &[String], details: Value) -> Result<u64> {
         *self.next_fault += 1;
@@ -213,14 +220,20 @@ impl Scheduler {
             next_fault: &mut self.next_fault,
         };
         let nemesis = self.nemeses.get_mut(&window.nemesis).expect("built");
-        if let Some(fault) = nemesis.begin(&window, Some(&holder), &mut ctx)? {
-            self.open.push(Open {
+        let fault = nemesis.begin(&window, Some(&holder), &mut ctx)?;
+        Self::keep_open(&mut self.open, &window, now, fault);
+        Ok(())
+    }
+
+    /// Keeps a fault that began now open for its window's duration.
+    fn keep_open(open: &mut Vec<Open>, window: &Window, now: u64, fault: Option<Box<dyn Fault>>) {
+        if let Some(fault) = fault {
+            open.push(Open {
                 nemesis: window.nemesis,
                 closes_at: now + window.duration_ms * 1_000_000,
                 fault,
             });
         }
-        Ok(())
     }
 
     /// Opens due windows and closes faults whose time is up.
@@ -269,13 +282,8 @@ impl Scheduler {
             }
             let nemesis = self.nemeses.get_mut(&window.nemesis).expect("built");
             if nemesis.trigger() == Trigger::Time {
-                if let Some(fault) = nemesis.begin(&window, None, &mut ctx)? {
-                    self.open.push(Open {
-                        nemesis: window.nemesis,
-                        closes_at: now + window.duration_ms * 1_000_000,
-                        fault,
-                    });
-                }
+                let fault = nemesis.begin(&window, None, &mut ctx)?;
+                Self::keep_open(&mut self.open, &window, now, fault);
             } else {
                 let lapses_at = now + window.duration_ms * 1_000_000;
                 self.armed.push((window, lapses_at));

@@ -23,14 +23,11 @@ impl Nemesis for SkewClients {
         _holder: Option<&Holder>,
         ctx: &mut Context,
     ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(slot) = window.targets.first() else {
-            return Ok(None);
-        };
-        let Some(&process) = ctx.cluster.slots.get(slot) else {
+        let Some((slot, process)) = ctx.window_client(window) else {
             return Ok(None);
         };
         let offset = ctx.config.clock_jump.as_millis() as i64;
-        let file = ctx.cluster.skew_file(slot);
+        let file = ctx.cluster.skew_file(&slot);
         let temporary = file.with_extension("new");
         std::fs::write(&temporary, format!("{offset}\n")).context("cannot write a skew file")?;
         std::fs::rename(&temporary, &file).context("cannot write a skew file")?;
