@@ -196,7 +196,10 @@ impl RunConfig {
             loss: args.loss,
             schedule: args.schedule.clone(),
             op_timeout,
-            store: args.store.clone(),
+            // Absolute, because servers change their working directory (redis-server's --dir)
+            // before they open the log files the store holds.
+            store: std::path::absolute(&args.store)
+                .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?,
             command,
         })
     }

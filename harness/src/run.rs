@@ -328,6 +328,7 @@ impl Workload {
             "the resource",
             &logs.join("resource.log"),
             Duration::from_secs(10),
+            || children.has_exited(&Role::Resource),
             || {
                 runtime.probe(
                     &resource_node,

@@ -115,3 +115,20 @@ fn pausing_the_node_gives_unknown_outcomes_not_violations() {
     assert_eq!(r.overlaps(), 0, "{}", r.stdout);
     assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
 }
+
+#[test]
+fn the_readme_command_works_with_the_default_relative_store() {
+    // `--store` defaults to `store` in the working directory, and redis-server changes its own
+    // working directory before it opens its log there.
+    let cwd = tempfile::tempdir().unwrap();
+    let output = common::lockpick()
+        .current_dir(cwd.path())
+        .args(["run", "--lock", "redis", "--nemesis", "pause-holder"])
+        .args(["--time-limit", "4s", "--ttl", "500ms"])
+        .output()
+        .unwrap();
+    let r = common::finished(&cwd.path().join("store"), output);
+    assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.dir.join("report.html").exists());
+    assert!(r.dir.join("logs/redis-n1.log").exists());
+}

@@ -157,12 +157,8 @@ impl ServiceSetup<'_> {
             &format!("{what} on {}", node.name),
             log,
             Duration::from_secs(30),
-            || {
-                if children.has_exited(&role) {
-                    bail!("{what} exited");
-                }
-                runtime.probe(node, Box::new(ready.clone()))
-            },
+            || children.has_exited(&role),
+            || runtime.probe(node, Box::new(ready.clone())),
         )
     }
 }
@@ -175,16 +171,24 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// Polls `ready` until it succeeds or `timeout` passes; then fails with the last error and the
-/// end of the server's log.
+/// Polls `ready` until it succeeds; fails at once if the process `exited`, or once `timeout`
+/// passes, with the last error and the end of the server's log either way.
 pub fn wait_until_ready(
     what: &str,
     log: &Path,
     timeout: Duration,
+    mut exited: impl FnMut() -> bool,
     mut ready: impl FnMut() -> Result<()>,
 ) -> Result<()> {
     let deadline = Instant::now() + timeout;
     loop {
+        if exited() {
+            bail!(
+                "{what} exited as it started\nlast lines of {}:\n{}",
+                log.display(),
+                log_tail(log, 15)
+            );
+        }
         match ready() {
             Ok(()) => return Ok(()),
             Err(e) if Instant::now() >= deadline => {
