@@ -167,7 +167,7 @@ impl Scheduler {
         }
     }
 
-    /// Faults open now, as "pause of client 3".
+    /// How many faults are open now.
     pub fn open_faults(&self) -> usize {
         self.open.len()
     }
