@@ -134,10 +134,10 @@ fn run_cell(
     if finished.interrupted {
         anyhow::bail!("interrupted: {lock} × {nemesis} did not run to its end");
     }
-    let (ops, _) = report::load(&finished.dir)?;
-    let model = model::build(&ops).unwrap_or_default();
+    let ops = &finished.ops;
+    let model = model::build(ops).unwrap_or_default();
     let r = &finished.results;
-    let ms = |q| report::acquire_latency_percentile(&ops, q).map(|ns| ns as f64 / 1e6);
+    let ms = |q| report::acquire_latency_percentile(ops, q).map(|ns| ns as f64 / 1e6);
     Ok(Cell {
         lock: lock.to_string(),
         nemesis: nemesis.to_string(),

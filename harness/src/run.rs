@@ -53,6 +53,8 @@ pub struct Finished {
     pub interrupted: bool,
     /// Clients that exited on their own with an error, as "client 3 exited with …".
     pub crashed_clients: Vec<String>,
+    /// The history as checked (empty if it was malformed).
+    pub ops: Vec<Op>,
 }
 
 /// `results.json`: the checkers' results and how the run went.
@@ -179,6 +181,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         results,
         interrupted,
         crashed_clients,
+        ops,
     })
 }
 

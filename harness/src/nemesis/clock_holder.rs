@@ -4,7 +4,6 @@
 //! whose safety rests on time.
 
 use anyhow::Result;
-use serde_json::json;
 
 use super::clock_jump::Jump;
 use super::{Context, Fault, Holder, Nemesis, Trigger};
@@ -35,10 +34,7 @@ impl Nemesis for ClockHolder {
             return Ok(None);
         }
         let offset = ctx.config.clock_jump.as_millis() as i64;
-        let details = json!({
-            "trigger": format!("holder of acquisition {}", holder.acquisition),
-            "client": format!("client {}", holder.process),
-        });
+        let details = holder.trigger();
         Ok(Some(Box::new(Jump::begin(
             ctx,
             "clock-holder",

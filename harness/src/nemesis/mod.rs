@@ -49,6 +49,17 @@ pub struct Holder {
     pub granted_by: Vec<String>,
 }
 
+impl Holder {
+    /// What set a lock-aware fault off, for its start record: the holder's acquisition and
+    /// process.
+    pub fn trigger(&self) -> serde_json::Value {
+        json!({
+            "trigger": format!("holder of acquisition {}", self.acquisition),
+            "client": format!("client {}", self.process),
+        })
+    }
+}
+
 /// One kind of fault. Contract: `begin` records the fault's start (through `Context::started`)
 /// only if it took hold, and returns what undoes it; `None` means there was nothing to hit.
 pub trait Nemesis {
@@ -84,7 +95,23 @@ pub struct Context<'a> {
     next_fault: &'a mut u64,
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
+    fn new(
+        now: u64,
+        cluster: &'a mut Cluster,
+        config: &'a RunConfig,
+        log: &'a mut HistoryLog,
+        next_fault: &'a mut u64,
+    ) -> Context<'a> {
+        Context {
+            now,
+            cluster,
+            config,
+            log,
+            next_fault,
+        }
+    }
+
     /// The client node a time-driven fault's window aims at, and the process running there now.
     pub fn window_client(&self, window: &Window) -> Option<(String, u64)> {
         let slot = window.targets.first()?;
@@ -212,13 +239,7 @@ impl Scheduler {
             return Ok(());
         };
         let (window, _) = self.armed.remove(i);
-        let mut ctx = Context {
-            now,
-            cluster,
-            config,
-            log,
-            next_fault: &mut self.next_fault,
-        };
+        let mut ctx = Context::new(now, cluster, config, log, &mut self.next_fault);
         let nemesis = self.nemeses.get_mut(&window.nemesis).expect("built");
         let fault = nemesis.begin(&window, Some(&holder), &mut ctx)?;
         Self::keep_open(&mut self.open, &window, now, fault);
@@ -247,13 +268,7 @@ impl Scheduler {
         if self.healed {
             return Ok(());
         }
-        let mut ctx = Context {
-            now,
-            cluster,
-            config,
-            log,
-            next_fault: &mut self.next_fault,
-        };
+        let mut ctx = Context::new(now, cluster, config, log, &mut self.next_fault);
         // Close what is due, tick the rest.
         let mut still_open = Vec::new();
         for mut open in self.open.drain(..) {
@@ -305,13 +320,7 @@ impl Scheduler {
         self.healed = true;
         self.pending.clear();
         self.armed.clear();
-        let mut ctx = Context {
-            now,
-            cluster,
-            config,
-            log,
-            next_fault: &mut self.next_fault,
-        };
+        let mut ctx = Context::new(now, cluster, config, log, &mut self.next_fault);
         let mut first_error = None;
         for open in self.open.drain(..) {
             if let Err(e) = open.fault.end(&mut ctx) {

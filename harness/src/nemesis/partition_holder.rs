@@ -3,7 +3,6 @@
 //! runs out where it cannot renew it, and another client takes the lock.
 
 use anyhow::Result;
-use serde_json::json;
 
 use super::partition::Cut;
 use super::{Context, Fault, Holder, Nemesis, Trigger};
@@ -33,10 +32,7 @@ impl Nemesis for PartitionHolder {
             .servers()
             .map(|server| (slot.clone(), server.clone()))
             .collect();
-        let details = json!({
-            "trigger": format!("holder of acquisition {}", holder.acquisition),
-            "client": format!("client {}", holder.process),
-        });
+        let details = holder.trigger();
         Ok(Some(Box::new(Cut::begin(
             ctx,
             "partition-holder",

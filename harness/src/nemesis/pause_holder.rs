@@ -29,10 +29,8 @@ impl Nemesis for PauseHolder {
         let Some(pid) = ctx.cluster.client_pid(holder.process) else {
             return Ok(None);
         };
-        let details = json!({
-            "trigger": format!("holder of acquisition {}", holder.acquisition),
-            "duration_ms": window.duration_ms,
-        });
+        let mut details = holder.trigger();
+        details["duration_ms"] = json!(window.duration_ms);
         let target = format!("client {}", holder.process);
         Ok(Some(Box::new(Pause::begin(ctx, pid, target, details)?)))
     }
