@@ -33,17 +33,26 @@ fn fenced_etcd_and_zookeeper_never_accept_a_stale_write_under_faults() {
             ));
         }
     }
+    let mut holds = 0;
     for (line, r) in run_all(lines) {
         assert_ne!(r.code, 255, "{line}: {}", r.stderr);
         assert!(r.results["malformed"].is_null(), "{line}");
         assert_eq!(r.stale("stale_writes"), 0, "{line}:\n{}", r.stdout);
         assert_eq!(r.stale("stale_reads"), 0, "{line}:\n{}", r.stdout);
+        // Under this many faults a run may hold the lock only a few times (etcd lost members
+        // for most of one 8 s run here); the soak as a whole must still exercise it.
         assert!(
-            r.holds() > 3,
-            "{line}: the lock was barely exercised\n{}",
+            r.holds() > 0,
+            "{line}: the lock was never held\n{}",
             r.stdout
         );
+        holds += r.holds();
     }
+    eprintln!("{holds} holds in the whole soak");
+    assert!(
+        holds >= 30,
+        "only {holds} holds in the whole soak: it proves little"
+    );
 }
 
 #[test]
