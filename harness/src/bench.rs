@@ -7,12 +7,13 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::children::Children;
-use crate::cli::{BenchArgs, LockKind};
+use crate::cli::BenchArgs;
 use crate::config::bad;
-use crate::run::{lock_service, Scratch};
+use crate::locks::{Lock, LOCKS};
 use crate::run_prefix::RunPrefix;
 use crate::runtime::netns::NetnsRuntime;
 use crate::runtime::{Node, Runtime};
+use crate::scratch::Scratch;
 use crate::service::ServiceSetup;
 
 pub fn startup(args: &BenchArgs) -> Result<()> {
@@ -29,17 +30,25 @@ pub fn startup(args: &BenchArgs) -> Result<()> {
         "{:<10} {:>6} {:>9} {:>9} {:>9}",
         "service", "nodes", "min", "median", "max"
     );
-    for lock in [LockKind::Redlock, LockKind::Etcd, LockKind::Zookeeper] {
+    // One lock per kind of service, the one with the most servers (redis and redlock share
+    // redis-server: five nodes show more than one).
+    let mut chosen: Vec<&dyn Lock> = Vec::new();
+    for lock in LOCKS.iter().copied() {
+        let kind = service_name(lock);
+        match chosen.iter_mut().find(|c| service_name(**c) == kind) {
+            Some(c) if c.capabilities().servers < lock.capabilities().servers => *c = lock,
+            Some(_) => {}
+            None => chosen.push(lock),
+        }
+    }
+    for lock in chosen {
         let mut times = Vec::new();
         for _ in 0..args.rounds {
             times.push(start_once(lock, &logs)?);
         }
         times.sort();
-        let nodes = lock_service(lock).node_count();
-        let name = match lock {
-            LockKind::Redlock => "redis",
-            other => other.name(),
-        };
+        let nodes = lock.capabilities().servers;
+        let name = service_name(lock);
         let s = |d: Duration| format!("{:.3} s", d.as_secs_f64());
         println!(
             "{name:<10} {nodes:>6} {:>9} {:>9} {:>9}",
@@ -52,12 +61,20 @@ pub fn startup(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn start_once(lock: LockKind, logs: &std::path::Path) -> Result<Duration> {
+/// The program a lock's service runs, which names the service in the table.
+fn service_name(lock: &dyn Lock) -> &'static str {
+    lock.service()
+        .requirements()
+        .first()
+        .map_or("?", |r| r.program)
+}
+
+fn start_once(lock: &dyn Lock, logs: &std::path::Path) -> Result<Duration> {
     let prefix = RunPrefix::claim()?;
     let scratch = Scratch::create(&prefix.name)?;
     let mut runtime = NetnsRuntime::create(&prefix.name, prefix.subnet())?;
     let mut children = Children::default();
-    let mut service = lock_service(lock);
+    let mut service = lock.service();
     let nodes: Vec<Node> = (1..=service.node_count())
         .map(|i| runtime.add_node(&format!("n{i}")))
         .collect::<Result<_>>()?;

@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use crate::firewall::PartitionMode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -41,131 +44,25 @@ pub enum Command {
     Resource(ResourceArgs),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LockKind {
-    /// One redis-server; SET NX PX to acquire, Lua compare-and-delete to release; no token.
-    Redis,
-    /// Our faithful Redlock over 5 independent redis-servers; no token.
-    Redlock,
-    /// The published rslock crate (a Redlock client) over the same 5 redis-servers; no token.
-    Rslock,
-    /// A 3-member etcd cluster: lease + keep-alive and etcd's Lock API; token = create revision.
-    Etcd,
-    /// A 3-server ZooKeeper ensemble: the ephemeral-sequential recipe; token = sequence number.
-    Zookeeper,
+/// The `--lock` values: every lock in the catalogue, with its one-line description.
+fn lock_values() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        crate::locks::LOCKS
+            .iter()
+            .map(|l| PossibleValue::new(l.name()).help(l.about())),
+    )
 }
 
-impl LockKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            LockKind::Redis => "redis",
-            LockKind::Redlock => "redlock",
-            LockKind::Rslock => "rslock",
-            LockKind::Etcd => "etcd",
-            LockKind::Zookeeper => "zookeeper",
-        }
-    }
-}
-
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum NemesisKind {
-    /// No faults.
-    None,
-    /// Lock-aware: right after a client acquires, freeze it (SIGSTOP), then resume it.
-    PauseHolder,
-    /// Freeze a random lock-service server (SIGSTOP), then resume it.
-    PauseNode,
-    /// Cut one random server off from every other node.
-    PartitionNode,
-    /// Split the servers into a minority and a majority that cannot talk.
-    PartitionHalves,
-    /// Each server sees a majority, but no two see the same one (5 servers or more).
-    PartitionRing,
-    /// Two halves joined only through one bridge server.
-    PartitionBridge,
-    /// Cut one random client off from some of the servers.
-    PartitionClient,
-    /// Lock-aware: right after a client acquires, cut it off from every server.
-    PartitionHolder,
-    /// One random server stops receiving from every other node, but can still send.
-    PartitionOneWay,
-    /// Jump a random server's clock forward by --clock-jump (libfaketime; redis-based locks only).
-    ClockForward,
-    /// Jump a random server's clock backward by --clock-jump (libfaketime; redis-based locks only).
-    ClockBackward,
-    /// Flip a random server's clock between +--clock-jump and true time every 100ms.
-    ClockStrobe,
-    /// Lock-aware: jump forward the clocks of the servers that granted the holder's lock.
-    ClockHolder,
-    /// Skew a random client's own clock by --clock-jump (our Redlock client).
-    SkewClients,
-    /// Kill a random server (SIGKILL), restart it after the fault duration.
-    KillNode,
-    /// Kill a random client (SIGKILL), start a fresh one in its place after the fault duration.
-    KillClient,
-    /// Lock-aware: once the holder has read the resource, hold its traffic to the resource for
-    /// --delay, so its write lands late.
-    DelayHolderWrite,
-    /// Hold everything a random client sends to the lock servers and the resource for --delay
-    /// (a userspace proxy on each of its links).
-    DelayClient,
-    /// Drop --loss percent of a random server's packets, both ways.
-    Loss,
-}
-
-impl NemesisKind {
-    pub fn name(self) -> String {
-        let value = self.to_possible_value().expect("every nemesis has a name");
-        value.get_name().to_string()
-    }
-
-    pub fn is_partition(self) -> bool {
-        matches!(
-            self,
-            NemesisKind::PartitionNode
-                | NemesisKind::PartitionHalves
-                | NemesisKind::PartitionRing
-                | NemesisKind::PartitionBridge
-                | NemesisKind::PartitionClient
-                | NemesisKind::PartitionHolder
-                | NemesisKind::PartitionOneWay
-                | NemesisKind::Loss
-        )
-    }
-
-    /// Faults that move a server's clock (through libfaketime).
-    pub fn is_server_clock(self) -> bool {
-        matches!(
-            self,
-            NemesisKind::ClockForward
-                | NemesisKind::ClockBackward
-                | NemesisKind::ClockStrobe
-                | NemesisKind::ClockHolder
-        )
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PartitionMode {
-    /// Drop the packets: the other side sees timeouts.
-    Drop,
-    /// Reject them (TCP reset): the other side fails at once.
-    Reject,
+/// The `--nemesis` values: `none` and every nemesis in the catalogue.
+fn nemesis_values() -> PossibleValuesParser {
+    let none = PossibleValue::new(crate::nemesis::NONE).help("No faults.");
+    PossibleValuesParser::new(
+        std::iter::once(none).chain(
+            crate::nemesis::NEMESES
+                .iter()
+                .map(|n| PossibleValue::new(n.name()).help(n.about())),
+        ),
+    )
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -177,14 +74,23 @@ pub enum Fencing {
     On,
 }
 
+impl Fencing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fencing::On => "on",
+            Fencing::Off => "off",
+        }
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Which lock to test.
-    #[arg(long, value_enum, default_value = "redis")]
-    pub lock: LockKind,
+    #[arg(long, value_parser = lock_values(), default_value = "redis")]
+    pub lock: String,
     /// Faults to inject, comma-separated (e.g. `pause-holder,pause-node`).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "none")]
-    pub nemesis: Vec<NemesisKind>,
+    #[arg(long, value_parser = nemesis_values(), value_delimiter = ',', default_value = "none")]
+    pub nemesis: Vec<String>,
     /// Number of client processes contending for the lock.
     #[arg(long, default_value_t = 5)]
     pub clients: u32,
@@ -314,8 +220,8 @@ pub enum BenchKind {
 pub struct ClientArgs {
     #[arg(long)]
     pub process: u64,
-    #[arg(long, value_enum)]
-    pub lock: LockKind,
+    #[arg(long, value_parser = lock_values())]
+    pub lock: String,
     /// Lock-service node addresses (`ip:port`).
     #[arg(long = "node", required = true)]
     pub nodes: Vec<String>,

@@ -6,39 +6,25 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use lockpick_checkers::Process;
 use lockpick_workloads::clock::SkewableClock;
-use lockpick_workloads::etcd_lock::EtcdLock;
 use lockpick_workloads::recorder::Recorder;
-use lockpick_workloads::redis_lock::RedisLock;
-use lockpick_workloads::redlock::Redlock;
 use lockpick_workloads::resource_client::ResourceClient;
-use lockpick_workloads::rslock_lock::RslockLock;
 use lockpick_workloads::worker::{self, WorkerConfig};
-use lockpick_workloads::zookeeper_lock::ZookeeperLock;
 use lockpick_workloads::{LockClient, RunClock};
 
-use crate::cli::{ClientArgs, LockKind};
-
-fn boxed(lock: impl LockClient + 'static) -> Box<dyn LockClient> {
-    Box::new(lock)
-}
+use crate::cli::ClientArgs;
+use crate::locks::{self, ClientParams};
 
 pub fn run(args: &ClientArgs) -> Result<()> {
     let ttl = Duration::from_millis(args.ttl_ms);
     let timeout = Duration::from_millis(args.op_timeout_ms);
-    let clock = SkewableClock::new(args.skew_file.clone());
-    // Redlock asks each node with a timeout much smaller than the TTL.
-    let node_timeout = (ttl / 10).clamp(Duration::from_millis(5), timeout);
-    let (nodes, key) = (&args.nodes, args.key.as_str());
-    let lock = match args.lock {
-        LockKind::Redis => RedisLock::new(&nodes[0], key, ttl, timeout).map(boxed),
-        LockKind::Redlock => Redlock::new(nodes, key, ttl, node_timeout, clock).map(boxed),
-        LockKind::Rslock => RslockLock::new(nodes, key, ttl, timeout).map(boxed),
-        LockKind::Etcd => EtcdLock::new(nodes, key, ttl, timeout).map(boxed),
-        LockKind::Zookeeper => ZookeeperLock::new(nodes, key, ttl, timeout).map(boxed),
-    };
-    let mut lock = lock
-        .map_err(anyhow::Error::msg)
-        .context("cannot set up the lock client")?;
+    let entry = locks::find(&args.lock).context("no such lock")?;
+    let mut lock = entry.client(ClientParams {
+        nodes: &args.nodes,
+        key: &args.key,
+        ttl,
+        op_timeout: timeout,
+        clock: SkewableClock::new(args.skew_file.clone()),
+    })?;
     if let Some(fault) = injected_fault(args.process) {
         lock = Box::new(Faulty { inner: lock, fault });
     }

@@ -1,35 +1,23 @@
 //! A run's configuration, validated from the command line before anything is created.
 
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{Fencing, LockKind, NemesisKind, PartitionMode, RunArgs};
-
-/// Bad input from the user or the environment: exit code 254, and nothing was created.
-#[derive(Debug)]
-pub struct BadInput(pub String);
-
-impl fmt::Display for BadInput {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
-
-pub fn bad(message: impl Into<String>) -> anyhow::Error {
-    BadInput(message.into()).into()
-}
+pub use crate::bad_input::{bad, BadInput};
+use crate::cli::{Fencing, PartitionMode, RunArgs};
+use crate::locks::{self, Lock};
+use crate::nemesis::{self, FaultKnobs, Needs, Nemesis};
 
 /// Everything a run needs, checked. Defaults are documented on the flags in `cli`.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunConfig {
-    pub lock: LockKind,
+    #[serde(serialize_with = "lock_name")]
+    pub lock: &'static dyn Lock,
     /// The nemeses to compose; empty means no faults.
-    pub nemeses: Vec<NemesisKind>,
+    #[serde(serialize_with = "nemesis_names")]
+    pub nemeses: Vec<&'static dyn Nemesis>,
     pub clients: u32,
     #[serde(serialize_with = "as_millis")]
     pub ttl: Duration,
@@ -62,6 +50,17 @@ pub struct RunConfig {
     pub command: Vec<String>,
 }
 
+fn lock_name<S: serde::Serializer>(lock: &&'static dyn Lock, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(lock.name())
+}
+
+fn nemesis_names<S: serde::Serializer>(
+    nemeses: &[&'static dyn Nemesis],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(nemeses.iter().map(|n| n.name()))
+}
+
 fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_millis() as u64)
 }
@@ -70,6 +69,13 @@ pub const MAX_CLIENTS: u32 = 200;
 
 impl RunConfig {
     pub fn from_args(args: &RunArgs, command: Vec<String>) -> anyhow::Result<RunConfig> {
+        let lock = locks::find(&args.lock).ok_or_else(|| {
+            bad(format!(
+                "--lock {} is not a lock lockpick knows: use one of {}",
+                args.lock,
+                locks::names().join(", ")
+            ))
+        })?;
         let ttl = parse_duration("--ttl", &args.ttl)?;
         if ttl < Duration::from_millis(10) {
             return Err(bad(format!(
@@ -77,23 +83,12 @@ impl RunConfig {
                 args.ttl
             )));
         }
-        match args.lock {
-            LockKind::Etcd if ttl.subsec_nanos() != 0 => {
-                return Err(bad(format!(
-                    "--ttl {} does not suit etcd: its leases are whole seconds (try --ttl 1s)",
-                    args.ttl
-                )))
-            }
-            LockKind::Zookeeper
-                if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(10) =>
-            {
-                return Err(bad(format!(
-                    "--ttl {} does not suit ZooKeeper: its session timeout is between 1s and 10s \
-                     here (2 to 20 ticks of 500ms)",
-                    args.ttl
-                )))
-            }
-            _ => {}
+        if let Err(why) = lock.check_ttl(ttl) {
+            return Err(bad(format!(
+                "--ttl {} does not suit {}: {why}",
+                args.ttl,
+                lock.name()
+            )));
         }
         let time_limit = parse_duration("--time-limit", &args.time_limit)?;
         if time_limit.is_zero() || time_limit > Duration::from_secs(24 * 3600) {
@@ -153,18 +148,29 @@ impl RunConfig {
                 args.loss
             )));
         }
-        let mut nemeses: Vec<NemesisKind> = Vec::new();
-        for n in &args.nemesis {
-            if *n != NemesisKind::None && !nemeses.contains(n) {
-                nemeses.push(*n);
+        let mut nemeses: Vec<&'static dyn Nemesis> = Vec::new();
+        for name in &args.nemesis {
+            if name == nemesis::NONE {
+                continue;
+            }
+            let n = nemesis::find(name).ok_or_else(|| {
+                bad(format!(
+                    "--nemesis {name} is not a nemesis lockpick knows: use {} or one of {}",
+                    nemesis::NONE,
+                    nemesis::names().join(", ")
+                ))
+            })?;
+            if !nemeses.iter().any(|m| m.name() == n.name()) {
+                nemeses.push(n);
             }
         }
         if let Some(path) = &args.schedule {
             let schedule = crate::schedule::Schedule::load(path)?;
-            let replayed = schedule.nemeses();
-            let mut asked = nemeses.clone();
+            let replayed = schedule.nemeses()?;
+            let mut asked: Vec<&str> = nemeses.iter().map(|n| n.name()).collect();
             asked.sort();
-            if !nemeses.is_empty() && asked != replayed {
+            let replayed_names: Vec<&str> = replayed.iter().map(|n| n.name()).collect();
+            if !nemeses.is_empty() && asked != replayed_names {
                 return Err(bad(format!(
                     "--nemesis {} differs from the schedule in {} ({}): leave --nemesis out to \
                      replay it",
@@ -176,10 +182,10 @@ impl RunConfig {
             nemeses = replayed;
         }
         for n in &nemeses {
-            refuse_mismatch(args.lock, *n)?;
+            refuse_mismatch(lock, *n)?;
         }
         Ok(RunConfig {
-            lock: args.lock,
+            lock,
             nemeses,
             clients: args.clients,
             ttl,
@@ -213,6 +219,24 @@ impl RunConfig {
         }
     }
 
+    /// What the run's nemeses need, together.
+    pub fn needs(&self) -> Needs {
+        self.nemeses
+            .iter()
+            .fold(Needs::default(), |needs, n| needs.union(n.needs()))
+    }
+
+    /// The knobs that shape faults.
+    pub fn fault_knobs(&self) -> FaultKnobs {
+        FaultKnobs {
+            clock_jump: self.clock_jump,
+            delay: self.delay,
+            loss: self.loss,
+            partition_mode: self.partition_mode,
+            client_deadline_ns: self.time_limit.as_nanos() as u64,
+        }
+    }
+
     /// When faults must all be healed: the quiet period follows.
     pub fn heal_at(&self) -> Duration {
         self.time_limit - self.quiet
@@ -238,44 +262,15 @@ impl RunConfig {
     }
 }
 
-fn names(nemeses: &[NemesisKind]) -> String {
-    let names: Vec<String> = nemeses.iter().map(|n| n.name()).collect();
+fn names(nemeses: &[&dyn Nemesis]) -> String {
+    let names: Vec<&str> = nemeses.iter().map(|n| n.name()).collect();
     names.join(",")
 }
 
-/// Refuses a nemesis that cannot do what it says to this lock, rather than pretend.
-fn refuse_mismatch(lock: LockKind, nemesis: NemesisKind) -> anyhow::Result<()> {
-    let why = match (lock, nemesis) {
-        (LockKind::Etcd, n) if n.is_server_clock() => Some(
-            "etcd is a Go program, which reads the clock without libc, so libfaketime cannot \
-             move its clock: the jump would do nothing. Clock jumps work on the redis, redlock \
-             and rslock servers",
-        ),
-        (LockKind::Zookeeper, n) if n.is_server_clock() => Some(
-            "ZooKeeper's JVM runs 7 times slower under libfaketime on this machine (3.4 s \
-             instead of 0.5 s to start one server; three took over 20 s and lost their \
-             elections), so the run would test libfaketime's overhead, not ZooKeeper's clock. \
-             Clock jumps work on the redis, redlock and rslock servers",
-        ),
-        (LockKind::Rslock | LockKind::Etcd | LockKind::Zookeeper, NemesisKind::ClockHolder) => {
-            Some("clock-holder needs to know which servers granted the lock: only the redis and redlock clients say")
-        }
-        (LockKind::Redlock, NemesisKind::SkewClients) => None,
-        (LockKind::Rslock, NemesisKind::SkewClients) => Some(
-            "the rslock crate reads the real clock: its clients cannot be skewed",
-        ),
-        (_, NemesisKind::SkewClients) => Some(
-            "only the redlock client reasons with its own clock; skewing this one would do nothing",
-        ),
-        (LockKind::Redis | LockKind::Etcd | LockKind::Zookeeper, NemesisKind::PartitionRing) => {
-            Some("partition-ring needs 5 servers or more (redlock, rslock)")
-        }
-        (LockKind::Redis, NemesisKind::PartitionHalves | NemesisKind::PartitionBridge) => {
-            Some("a single server cannot be split: use partition-node or partition-client")
-        }
-        _ => None,
-    };
-    match why {
+/// Refuses a nemesis that cannot do what it says to this lock, rather than pretend: the
+/// nemesis's needs against the lock's capabilities.
+fn refuse_mismatch(lock: &dyn Lock, nemesis: &dyn Nemesis) -> anyhow::Result<()> {
+    match nemesis.needs().refusal(&lock.capabilities()) {
         Some(why) => Err(bad(format!(
             "--nemesis {} cannot apply to --lock {}: {why}",
             nemesis.name(),

@@ -9,8 +9,17 @@ use std::process::Stdio;
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::PartitionMode;
 use crate::runtime::{Node, Runtime};
+
+/// What a partition does to the packets it stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionMode {
+    /// Drop the packets: the other side sees timeouts.
+    Drop,
+    /// Reject them (TCP reset): the other side fails at once.
+    Reject,
+}
 
 /// Creates the node's table (sets empty: nothing blocked yet).
 pub fn install(runtime: &dyn Runtime, node: &Node, mode: PartitionMode) -> Result<()> {

@@ -38,6 +38,10 @@ impl HistoryLog {
         Ok(op)
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> u64 {
         self.next_index
     }

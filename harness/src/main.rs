@@ -1,29 +1,6 @@
 //! `lockpick`: the command line. Exit codes follow Jepsen: 0 valid, 1 invalid, 2 unknown,
 //! 254 bad arguments or environment, 255 the harness itself failed.
 
-mod bench;
-mod children;
-mod clean;
-mod cli;
-mod client;
-mod cluster;
-mod compare;
-mod config;
-mod delay_proxy;
-mod faketime;
-mod firewall;
-mod history_log;
-mod nemesis;
-mod report;
-mod resource;
-mod run;
-mod run_prefix;
-mod runtime;
-mod schedule;
-mod service;
-mod store;
-mod summary;
-
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -32,8 +9,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Parser;
 
-use crate::cli::{CheckArgs, Cli, Command};
-use crate::config::{bad, BadInput, RunConfig};
+use lockpick::cli::{self, CheckArgs, Cli, Command};
+use lockpick::config::{bad, BadInput, RunConfig};
+use lockpick::{bench, clean, client, compare, report, resource, run, store, summary};
 
 const EXIT_BAD_INPUT: u8 = 254;
 const EXIT_CRASH: u8 = 255;
@@ -76,21 +54,17 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let finished = run::run(&config, interrupt)?;
             print!("{}", summary::render(&finished.results));
             println!("  store: {}", finished.dir.display());
-            let mut code = finished.results.valid.exit_code() as u8;
             for crash in &finished.crashed_clients {
                 println!("  warning: {crash}");
             }
-            if !finished.crashed_clients.is_empty() && code == 0 {
-                // The lock was not exercised as configured: nothing found is not "valid".
-                println!("  verdict downgraded to unknown: clients crashed");
-                code = 2;
+            for reason in &finished.downgraded {
+                println!("  not proven: {reason}");
             }
             if finished.interrupted {
                 println!("  interrupted: the history is partial");
-                // A partial run proves a violation it found, but cannot vouch for validity.
-                return Ok(if code == 0 { 2 } else { code });
             }
-            Ok(code)
+            // The verdict was decided once, before any output was written.
+            Ok(finished.results.valid.exit_code() as u8)
         }
         Command::Check(args) => check(&args),
         Command::Clean(args) => {

@@ -2,91 +2,84 @@
 //! the run's seed before the run begins, written to `schedule.json` in the run's folder, and
 //! replayable with `--schedule`. The same seed and nemeses give the same schedule.
 //!
-//! Each nemesis draws from its own random stream (derived from the seed and the nemesis), so
-//! adding a nemesis to a run does not move another's faults. Lock-aware faults are scheduled as
-//! windows in which they are armed; the client they hit is the one holding the lock when they
-//! go off, which the history records.
+//! Each nemesis draws from its own random stream (derived from the seed and the nemesis's
+//! name), so adding a nemesis to a run does not move another's faults. Lock-aware faults are
+//! scheduled as windows in which they are armed; the client they hit is the one holding the
+//! lock when they go off, which the history records.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::NemesisKind;
-use crate::config::{bad, RunConfig};
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Window {
-    pub nemesis: NemesisKind,
-    /// Milliseconds after the run began.
-    pub start_ms: u64,
-    pub duration_ms: u64,
-    /// Nodes (`n1`, `c0`) the fault acts on; empty for lock-aware faults.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub targets: Vec<String>,
-    /// For partitions: pairs of nodes that cannot talk. With `one_way`, only the second stops
-    /// hearing the first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cuts: Vec<(String, String)>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub one_way: bool,
-}
+use crate::bad_input::bad;
+use crate::nemesis::window::{Shape, Window};
+use crate::nemesis::{self, Nemesis};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
     pub seed: u64,
+    /// The lock the schedule was drawn for (absent in schedules of older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<String>,
     pub windows: Vec<Window>,
 }
 
-/// The nodes a schedule can aim at.
-pub struct Shape {
-    /// Lock-service servers (`n1`, …).
-    pub servers: Vec<String>,
-    /// Client nodes (`c0`, …).
-    pub clients: Vec<String>,
-    /// Every other node (the resource).
-    pub others: Vec<String>,
+/// What a schedule is drawn from.
+pub struct Plan<'a> {
+    pub seed: u64,
+    pub lock: &'a str,
+    pub nemeses: &'a [&'static dyn Nemesis],
+    pub shape: &'a Shape,
+    /// When every fault must be over.
+    pub heal_at: Duration,
+    pub fault_duration: Duration,
+    /// The mean quiet time between two faults of one nemesis.
+    pub fault_interval: Duration,
 }
 
-impl Shape {
-    fn everyone(&self) -> impl Iterator<Item = &String> {
-        self.servers.iter().chain(&self.clients).chain(&self.others)
-    }
+/// The stream of one nemesis: FNV-1a of its name, stable across builds and catalogue order.
+fn stream(seed: u64, nemesis: &str) -> u64 {
+    let hash = nemesis.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    seed ^ hash
 }
 
 impl Schedule {
-    /// Draws the schedule of every nemesis of `config`.
-    pub fn plan(config: &RunConfig, shape: &Shape) -> Schedule {
+    /// Draws the schedule of every nemesis of the plan.
+    pub fn plan(plan: &Plan) -> Schedule {
         let mut windows = Vec::new();
-        let heal_at = config.heal_at().as_millis() as u64;
-        let duration = config.fault_duration.as_millis() as u64;
-        let interval = config.fault_interval.as_millis() as u64;
-        for &nemesis in &config.nemeses {
-            let stream = config.seed ^ (nemesis as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let mut rng = ChaCha8Rng::seed_from_u64(stream);
+        let heal_at = plan.heal_at.as_millis() as u64;
+        let duration = plan.fault_duration.as_millis() as u64;
+        let interval = plan.fault_interval.as_millis() as u64;
+        for nemesis in plan.nemeses {
+            let mut rng = ChaCha8Rng::seed_from_u64(stream(plan.seed, nemesis.name()));
             let quiet =
                 |rng: &mut ChaCha8Rng| rng.gen_range(interval / 2..=interval + interval / 2);
             let mut start = quiet(&mut rng);
             while start + duration <= heal_at {
                 let mut window = Window {
-                    nemesis,
+                    nemesis: nemesis.name().to_string(),
                     start_ms: start,
                     duration_ms: duration,
                     targets: Vec::new(),
                     cuts: Vec::new(),
                     one_way: false,
                 };
-                aim(&mut window, shape, &mut rng);
+                nemesis.aim(&mut window, plan.shape, &mut rng);
                 windows.push(window);
-                start += duration + quiet(&mut rng);
+                // A zero gap would never move on: every window advances the clock.
+                start += (duration + quiet(&mut rng)).max(1);
             }
         }
-        windows.sort_by_key(|w| (w.start_ms, w.nemesis));
+        windows.sort_by(|a, b| (a.start_ms, &a.nemesis).cmp(&(b.start_ms, &b.nemesis)));
         Schedule {
-            seed: config.seed,
+            seed: plan.seed,
+            lock: Some(plan.lock.to_string()),
             windows,
         }
     }
@@ -107,89 +100,106 @@ impl Schedule {
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
     }
 
-    /// The nemeses the schedule uses, in a stable order.
-    pub fn nemeses(&self) -> Vec<NemesisKind> {
-        let mut kinds: Vec<NemesisKind> = self.windows.iter().map(|w| w.nemesis).collect();
-        kinds.sort();
-        kinds.dedup();
-        kinds
+    /// The nemeses the schedule uses, in a stable order; an unknown name is bad input.
+    pub fn nemeses(&self) -> Result<Vec<&'static dyn Nemesis>> {
+        let mut names: Vec<&str> = self.windows.iter().map(|w| w.nemesis.as_str()).collect();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|name| {
+                nemesis::find(name).ok_or_else(|| {
+                    bad(format!(
+                        "the schedule names a nemesis lockpick does not know: {name}"
+                    ))
+                })
+            })
+            .collect()
     }
 }
 
-/// Chooses what a time-driven fault hits.
-fn aim(window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
-    let server = |rng: &mut ChaCha8Rng| shape.servers.choose(rng).cloned().unwrap_or_default();
-    let mut shuffled = shape.servers.clone();
-    shuffled.shuffle(rng);
-    let across = |a: &[String], b: &[String]| -> Vec<(String, String)> {
-        a.iter()
-            .flat_map(|x| b.iter().map(move |y| (x.clone(), y.clone())))
-            .collect()
-    };
-    match window.nemesis {
-        NemesisKind::PauseNode
-        | NemesisKind::ClockForward
-        | NemesisKind::ClockBackward
-        | NemesisKind::ClockStrobe
-        | NemesisKind::KillNode
-        | NemesisKind::Loss => window.targets = vec![server(rng)],
-        NemesisKind::SkewClients | NemesisKind::KillClient | NemesisKind::DelayClient => {
-            window.targets = vec![shape.clients.choose(rng).cloned().unwrap_or_default()]
-        }
-        NemesisKind::PartitionNode => {
-            let isolated = server(rng);
-            let rest: Vec<String> = shape
-                .everyone()
-                .filter(|n| **n != isolated)
-                .cloned()
-                .collect();
-            window.targets = vec![isolated.clone()];
-            window.cuts = across(&[isolated], &rest);
-        }
-        NemesisKind::PartitionHalves => {
-            let (minority, majority) = shuffled.split_at(shuffled.len() / 2);
-            window.targets = minority.to_vec();
-            window.cuts = across(minority, majority);
-        }
-        NemesisKind::PartitionBridge => {
-            let k = shuffled.len().saturating_sub(1) / 2;
-            let (a, rest) = shuffled.split_at(k);
-            let (bridge, b) = rest.split_at(1.min(rest.len()));
-            window.targets = bridge.to_vec();
-            window.cuts = across(a, b);
-        }
-        NemesisKind::PartitionRing => {
-            // Each server keeps its nearest neighbours on a shuffled ring: a majority, but a
-            // different one for each.
-            let n = shuffled.len();
-            let reach = (n / 2).div_ceil(2);
-            for i in 0..n {
-                for j in i + 1..n {
-                    let distance = (j - i).min(n - (j - i));
-                    if distance > reach {
-                        window.cuts.push((shuffled[i].clone(), shuffled[j].clone()));
-                    }
-                }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_of(names: &[&str], seed: u64) -> Schedule {
+        let nemeses: Vec<&'static dyn Nemesis> =
+            names.iter().map(|n| nemesis::find(n).unwrap()).collect();
+        Schedule::plan(&Plan {
+            seed,
+            lock: "redlock",
+            nemeses: &nemeses,
+            shape: &Shape::of(5, 3),
+            heal_at: Duration::from_secs(29),
+            fault_duration: Duration::from_secs(2),
+            fault_interval: Duration::from_secs(1),
+        })
+    }
+
+    #[test]
+    fn the_same_seed_draws_the_same_schedule() {
+        let names = ["pause-node", "partition-ring", "kill-client"];
+        assert_eq!(plan_of(&names, 7), plan_of(&names, 7));
+        assert_ne!(plan_of(&names, 7), plan_of(&names, 8));
+    }
+
+    #[test]
+    fn adding_a_nemesis_does_not_move_another_s_faults() {
+        let alone = plan_of(&["pause-node"], 3);
+        let both = plan_of(&["pause-node", "loss"], 3);
+        let pauses: Vec<&Window> = both
+            .windows
+            .iter()
+            .filter(|w| w.nemesis == "pause-node")
+            .collect();
+        assert_eq!(alone.windows.iter().collect::<Vec<_>>(), pauses);
+    }
+
+    #[test]
+    fn every_window_fits_before_the_heal_and_aims_at_real_nodes() {
+        let shape = Shape::of(5, 3);
+        let all: Vec<&str> = nemesis::names();
+        let schedule = plan_of(&all, 11);
+        assert!(!schedule.windows.is_empty());
+        for w in &schedule.windows {
+            assert!(w.start_ms + w.duration_ms <= 29_000, "{w:?}");
+            for node in w
+                .targets
+                .iter()
+                .chain(w.cuts.iter().flat_map(|(a, b)| [a, b]))
+            {
+                assert!(shape.has(node), "{w:?} aims at {node}");
             }
-            window.targets = shuffled;
         }
-        NemesisKind::PartitionClient => {
-            let client = shape.clients.choose(rng).cloned().unwrap_or_default();
-            let some = rng.gen_range(1..=shuffled.len().max(1));
-            window.targets = vec![client.clone()];
-            window.cuts = across(&[client], &shuffled[..some.min(shuffled.len())]);
+    }
+
+    #[test]
+    fn a_ring_partition_leaves_each_server_a_majority() {
+        let schedule = plan_of(&["partition-ring"], 5);
+        let window = &schedule.windows[0];
+        for server in &window.targets {
+            let cut = window
+                .cuts
+                .iter()
+                .filter(|(a, b)| a == server || b == server)
+                .count();
+            // 5 servers: each is cut from 2 and sees itself and 2 others, a majority of 3.
+            assert_eq!(cut, 2, "{window:?}");
         }
-        NemesisKind::PartitionOneWay => {
-            let deaf = server(rng);
-            let rest: Vec<String> = shape.everyone().filter(|n| **n != deaf).cloned().collect();
-            window.targets = vec![deaf.clone()];
-            window.cuts = across(&rest, &[deaf]);
-            window.one_way = true;
-        }
-        NemesisKind::None
-        | NemesisKind::PauseHolder
-        | NemesisKind::PartitionHolder
-        | NemesisKind::ClockHolder
-        | NemesisKind::DelayHolderWrite => {}
+    }
+
+    #[test]
+    fn a_window_longer_than_the_run_draws_nothing() {
+        let nemeses = [nemesis::find("pause-holder").unwrap()];
+        let schedule = Schedule::plan(&Plan {
+            seed: 1,
+            lock: "redis",
+            nemeses: &nemeses,
+            shape: &Shape::of(1, 2),
+            heal_at: Duration::from_secs(2),
+            fault_duration: Duration::from_secs(2),
+            fault_interval: Duration::from_secs(1),
+        });
+        assert!(schedule.windows.is_empty());
     }
 }

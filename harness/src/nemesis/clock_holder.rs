@@ -1,23 +1,37 @@
 //! `clock-holder`: right after a client acquires, jump forward the clocks of the servers that
-//! granted its lock (for Redlock, its majority) by --clock-jump. Their keys expire at once, so
-//! another client can take a majority while the holder still works: a clock jump breaks a lock
-//! whose safety rests on time.
+//! granted its lock, so its keys expire early on exactly the servers that matter (Redlock's
+//! majority): the textbook clock argument against Redlock.
 
 use anyhow::Result;
 
-use super::clock_jump::Jump;
-use super::{Context, Fault, Holder, Nemesis, Trigger};
-use crate::schedule::Window;
+use super::clock_jump::{clock_needs, Jump};
+use super::window::Window;
+use super::{Context, Fault, Holder, Needs, Nemesis, Trigger};
 
 pub struct ClockHolder;
 
 impl Nemesis for ClockHolder {
+    fn name(&self) -> &'static str {
+        "clock-holder"
+    }
+
+    fn about(&self) -> &'static str {
+        "Lock-aware: jump forward the clocks of the servers that granted the holder's lock."
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            granting_servers: true,
+            ..clock_needs()
+        }
+    }
+
     fn trigger(&self) -> Trigger {
         Trigger::Acquired
     }
 
     fn begin(
-        &mut self,
+        &self,
         _window: &Window,
         holder: Option<&Holder>,
         ctx: &mut Context,
@@ -33,7 +47,7 @@ impl Nemesis for ClockHolder {
         if nodes.is_empty() {
             return Ok(None);
         }
-        let offset = ctx.config.clock_jump.as_millis() as i64;
+        let offset = ctx.knobs.clock_jump.as_millis() as i64;
         let details = holder.trigger();
         Ok(Some(Box::new(Jump::begin(
             ctx,

@@ -1,41 +1,92 @@
 //! Server clock jumps drawn by the schedule: `clock-forward` and `clock-backward` move a
 //! server's clock by --clock-jump for the fault's duration; `clock-strobe` flips it between that
-//! offset and true time every 100 ms. Redis and ZooKeeper servers run under libfaketime when a
-//! clock nemesis is configured; etcd and ZooKeeper are refused by the configuration.
+//! offset and true time every 100 ms. Servers run under libfaketime when a clock nemesis is
+//! configured; locks whose servers cannot are refused through their capabilities.
 //!
-//! Evidence: the server's `TIME` is read back and must show the offset.
-
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+//! Jumps on one server stack: its clock is off by the sum of the shifts open on it, and each
+//! change is measured through the lock service (the server's own clock, read back) and must
+//! show the new total within a tolerance relative to the change.
 
 use anyhow::Result;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::{Context, Fault, Holder, Nemesis};
-use crate::cli::NemesisKind;
-use crate::faketime;
-use crate::runtime::Runtime;
-use crate::schedule::Window;
+use super::window::{Shape, Window};
+use super::{Context, Fault, Holder, Needs, Nemesis};
+use crate::cluster::ClockShift;
 
 const STROBE_PERIOD_NS: u64 = 100_000_000;
 
-pub struct ClockJump;
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Backward,
+    Strobe,
+}
+
+pub struct ClockJump {
+    name: &'static str,
+    about: &'static str,
+    direction: Direction,
+}
+
+pub const CLOCK_FORWARD: ClockJump = ClockJump {
+    name: "clock-forward",
+    about: "Jump a random server's clock forward by --clock-jump (libfaketime).",
+    direction: Direction::Forward,
+};
+pub const CLOCK_BACKWARD: ClockJump = ClockJump {
+    name: "clock-backward",
+    about: "Jump a random server's clock backward by --clock-jump (libfaketime).",
+    direction: Direction::Backward,
+};
+pub const CLOCK_STROBE: ClockJump = ClockJump {
+    name: "clock-strobe",
+    about: "Flip a random server's clock between +--clock-jump and true time every 100ms.",
+    direction: Direction::Strobe,
+};
+
+/// The clock needs every clock nemesis has.
+pub fn clock_needs() -> Needs {
+    Needs {
+        server_clock: true,
+        ..Needs::default()
+    }
+}
 
 impl Nemesis for ClockJump {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+
+    fn needs(&self) -> Needs {
+        clock_needs()
+    }
+
+    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
+        window.targets = shape.servers.choose(rng).cloned().into_iter().collect();
+    }
+
     fn begin(
-        &mut self,
+        &self,
         window: &Window,
         _holder: Option<&Holder>,
         ctx: &mut Context,
     ) -> Result<Option<Box<dyn Fault>>> {
-        let jump = ctx.config.clock_jump.as_millis() as i64;
-        let offset = match window.nemesis {
-            NemesisKind::ClockBackward => -jump,
+        let jump = ctx.knobs.clock_jump.as_millis() as i64;
+        let offset = match self.direction {
+            Direction::Backward => -jump,
             _ => jump,
         };
-        let strobe = window.nemesis == NemesisKind::ClockStrobe;
+        let strobe = self.direction == Direction::Strobe;
         let fault = Jump::begin(
             ctx,
-            &window.nemesis.name(),
+            self.name,
             window.targets.clone(),
             offset,
             strobe,
@@ -45,15 +96,18 @@ impl Nemesis for ClockJump {
     }
 }
 
-/// Servers whose clocks are moved.
+/// Servers whose clocks are shifted.
 pub struct Jump {
     id: u64,
     fault: String,
     nodes: Vec<String>,
+    shift: ClockShift,
     offset_ms: i64,
     strobe: bool,
     shifted: bool,
     last_flip: u64,
+    flips: u64,
+    flips_seen: u64,
 }
 
 impl Jump {
@@ -65,35 +119,23 @@ impl Jump {
         strobe: bool,
         mut details: serde_json::Value,
     ) -> Result<Jump> {
-        for node in &nodes {
-            faketime::set_offset(&faketime::file(&ctx.cluster.scratch.path, node), offset_ms)?;
-        }
+        let (shift, evidence) = ctx.cluster.shift_clocks(&nodes, offset_ms)?;
         details["offset_ms"] = json!(offset_ms);
         details["strobe"] = json!(strobe);
-        if let Some(node) = nodes.first() {
-            if let Some(measured) = measure_offset(ctx, node) {
-                details["measured_offset_ms"] = json!(measured);
-                // A jump shows within half a second (the read itself takes a little).
-                details["effective"] = json!((measured - offset_ms).abs() < 500);
-            }
-        }
+        evidence.describe(&mut details);
         let id = ctx.started(fault, &nodes, details)?;
         Ok(Jump {
             id,
             fault: fault.to_string(),
             nodes,
+            shift,
             offset_ms,
             strobe,
             shifted: true,
             last_flip: ctx.now,
+            flips: 0,
+            flips_seen: 0,
         })
-    }
-
-    fn set_all(&self, ctx: &Context, offset_ms: i64) -> Result<()> {
-        for node in &self.nodes {
-            faketime::set_offset(&faketime::file(&ctx.cluster.scratch.path, node), offset_ms)?;
-        }
-        Ok(())
     }
 }
 
@@ -102,43 +144,24 @@ impl Fault for Jump {
         if self.strobe && ctx.now >= self.last_flip + STROBE_PERIOD_NS {
             self.shifted = !self.shifted;
             self.last_flip = ctx.now;
-            self.set_all(ctx, if self.shifted { self.offset_ms } else { 0 })?;
+            let offset = if self.shifted { self.offset_ms } else { 0 };
+            let evidence = ctx.cluster.reshift_clocks(self.shift, offset)?;
+            self.flips += 1;
+            if evidence.effective == Some(true) {
+                self.flips_seen += 1;
+            }
         }
         Ok(())
     }
 
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        self.set_all(ctx, 0)?;
-        ctx.stopped(self.id, &self.fault, &self.nodes, json!({ "offset_ms": 0 }))
+        let evidence = ctx.cluster.unshift_clocks(self.shift)?;
+        let mut details = json!({ "offset_ms": 0 });
+        evidence.describe(&mut details);
+        if self.strobe {
+            details["flips"] = json!(self.flips);
+            details["flips_seen"] = json!(self.flips_seen);
+        }
+        ctx.stopped(self.id, &self.fault, &self.nodes, details)
     }
-}
-
-/// How far the server's clock now is from true time, in ms.
-fn measure_offset(ctx: &Context, node: &str) -> Option<i64> {
-    let endpoint = *ctx.cluster.endpoints.get(node)?;
-    let server = ctx.cluster.nodes.get(node)?;
-    let url = format!("redis://{endpoint}/");
-    let (sender, answer) = std::sync::mpsc::channel();
-    ctx.cluster
-        .runtime
-        .probe(
-            server,
-            Box::new(move || {
-                let timeout = Duration::from_millis(500);
-                let mut c = redis::Client::open(url)?.get_connection_with_timeout(timeout)?;
-                c.set_read_timeout(Some(timeout))?;
-                let (seconds, micros): (i64, i64) = redis::cmd("TIME").query(&mut c)?;
-                let _ = sender.send(seconds * 1000 + micros / 1000 - now_ms());
-                Ok(())
-            }),
-        )
-        .ok()?;
-    answer.try_recv().ok()
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }

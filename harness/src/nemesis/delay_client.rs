@@ -1,15 +1,15 @@
-//! `delay-client`: hold everything one client sends (to every lock server and to the resource)
-//! for --delay, through the userspace proxies on its links. Its requests time out and are
-//! applied late: a `SET` it gave up on can still take the lock; a write it gave up on can still
-//! land.
-
-use std::time::Duration;
+//! `delay-client`: hold everything one client sends to the lock servers and the resource for
+//! --delay, through the userspace proxies on each of its links (the kernel here has no netem).
+//! Evidence: how many chunks the proxies held.
 
 use anyhow::Result;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::{Context, Fault, Holder, Nemesis};
-use crate::schedule::Window;
+use super::window::{Shape, Window};
+use super::{Context, Fault, Holder, Needs, Nemesis};
+use crate::cluster::Links;
 
 pub struct DelayClient;
 
@@ -20,37 +20,29 @@ struct Delayed {
     chunks_before: u64,
 }
 
-/// The delayed chunks on all of a client node's links so far.
-fn chunks(ctx: &Context, slot: &str) -> u64 {
-    let servers = ctx
-        .cluster
-        .server_links
-        .get(slot)
-        .into_iter()
-        .flat_map(|l| l.values());
-    let resource = ctx.cluster.resource_links.get(slot);
-    servers.chain(resource).map(|l| l.delayed_chunks()).sum()
-}
-
-fn set_delay(ctx: &Context, slot: &str, delay: Duration) -> usize {
-    let servers = ctx
-        .cluster
-        .server_links
-        .get(slot)
-        .into_iter()
-        .flat_map(|l| l.values());
-    let resource = ctx.cluster.resource_links.get(slot);
-    let mut links = 0;
-    for link in servers.chain(resource) {
-        link.set_delay(delay);
-        links += 1;
-    }
-    links
-}
-
 impl Nemesis for DelayClient {
+    fn name(&self) -> &'static str {
+        "delay-client"
+    }
+
+    fn about(&self) -> &'static str {
+        "Hold everything a random client sends to the lock servers and the resource for --delay."
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            resource_links: true,
+            server_links: true,
+            ..Needs::default()
+        }
+    }
+
+    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
+        window.targets = shape.clients.choose(rng).cloned().into_iter().collect();
+    }
+
     fn begin(
-        &mut self,
+        &self,
         window: &Window,
         _holder: Option<&Holder>,
         ctx: &mut Context,
@@ -58,17 +50,17 @@ impl Nemesis for DelayClient {
         let Some((slot, process)) = ctx.window_client(window) else {
             return Ok(None);
         };
-        let chunks_before = chunks(ctx, &slot);
-        let links = set_delay(ctx, &slot, ctx.config.delay);
+        let chunks_before = ctx.cluster.delayed_chunks(&slot, Links::All);
+        let links = ctx.cluster.delay(&slot, Links::All, ctx.knobs.delay);
         let target = format!("client {process}");
         let id = ctx.started(
             "delay",
             std::slice::from_ref(&target),
-            json!({ "links": links, "delay_ms": ctx.config.delay.as_millis() as u64 }),
+            json!({ "links": links, "delay_ms": ctx.knobs.delay.as_millis() as u64 }),
         )?;
         Ok(Some(Box::new(Delayed {
             id,
-            slot: slot.clone(),
+            slot,
             target,
             chunks_before,
         })))
@@ -77,8 +69,8 @@ impl Nemesis for DelayClient {
 
 impl Fault for Delayed {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        set_delay(ctx, &self.slot, Duration::ZERO);
-        let held = chunks(ctx, &self.slot) - self.chunks_before;
+        ctx.cluster.undelay(&self.slot, Links::All);
+        let held = ctx.cluster.delayed_chunks(&self.slot, Links::All) - self.chunks_before;
         ctx.stopped(
             self.id,
             "delay",

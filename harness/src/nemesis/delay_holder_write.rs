@@ -1,13 +1,13 @@
-//! `delay-holder-write`: once a holder has read the resource, hold its traffic to the resource
-//! for --delay (through the userspace proxy on that link). Its write lands late: after its own
-//! timeout, after the next holder has written. A fencing token turns that late write into a
-//! rejection; without one the resource accepts it.
+//! `delay-holder-write`: once the holder has read the resource, hold its traffic to the
+//! resource for --delay, so its write lands late, maybe after its lease ran out and another
+//! holder wrote: the delayed-packet case of the fencing argument.
 
 use anyhow::Result;
 use serde_json::json;
 
-use super::{Context, Fault, Holder, Nemesis, Trigger};
-use crate::schedule::Window;
+use super::window::Window;
+use super::{Context, Fault, Holder, Needs, Nemesis, Trigger};
+use crate::cluster::Links;
 
 pub struct DelayHolderWrite;
 
@@ -19,12 +19,28 @@ struct Delayed {
 }
 
 impl Nemesis for DelayHolderWrite {
+    fn name(&self) -> &'static str {
+        "delay-holder-write"
+    }
+
+    fn about(&self) -> &'static str {
+        "Lock-aware: once the holder has read the resource, hold its traffic to the resource for \
+         --delay, so its write lands late."
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            resource_links: true,
+            ..Needs::default()
+        }
+    }
+
     fn trigger(&self) -> Trigger {
         Trigger::Read
     }
 
     fn begin(
-        &mut self,
+        &self,
         _window: &Window,
         holder: Option<&Holder>,
         ctx: &mut Context,
@@ -35,18 +51,17 @@ impl Nemesis for DelayHolderWrite {
         let Some(slot) = ctx.cluster.slot_of(holder.process) else {
             return Ok(None);
         };
-        let Some(link) = ctx.cluster.resource_links.get(&slot) else {
+        let chunks_before = ctx.cluster.delayed_chunks(&slot, Links::Resource);
+        if ctx.cluster.delay(&slot, Links::Resource, ctx.knobs.delay) == 0 {
             return Ok(None);
-        };
-        let chunks_before = link.delayed_chunks();
-        link.set_delay(ctx.config.delay);
+        }
         let target = format!("client {}", holder.process);
         let id = ctx.started(
             "delay",
             std::slice::from_ref(&target),
             json!({
                 "link": "resource",
-                "delay_ms": ctx.config.delay.as_millis() as u64,
+                "delay_ms": ctx.knobs.delay.as_millis() as u64,
                 "trigger": format!("read by the holder of acquisition {}", holder.acquisition),
             }),
         )?;
@@ -61,13 +76,8 @@ impl Nemesis for DelayHolderWrite {
 
 impl Fault for Delayed {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        let held = match ctx.cluster.resource_links.get(&self.slot) {
-            Some(link) => {
-                link.set_delay(std::time::Duration::ZERO);
-                link.delayed_chunks() - self.chunks_before
-            }
-            None => 0,
-        };
+        ctx.cluster.undelay(&self.slot, Links::Resource);
+        let held = ctx.cluster.delayed_chunks(&self.slot, Links::Resource) - self.chunks_before;
         ctx.stopped(
             self.id,
             "delay",

@@ -3,10 +3,12 @@
 //! and a waiting client takes one its holder still believes in.
 
 use anyhow::Result;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
+use super::window::{Shape, Window};
 use super::{Context, Fault, Holder, Nemesis};
-use crate::schedule::Window;
 
 pub struct KillNode;
 
@@ -16,8 +18,20 @@ struct Killed {
 }
 
 impl Nemesis for KillNode {
+    fn name(&self) -> &'static str {
+        "kill-node"
+    }
+
+    fn about(&self) -> &'static str {
+        "Kill a random server (SIGKILL), restart it after the fault duration."
+    }
+
+    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
+        window.targets = shape.servers.choose(rng).cloned().into_iter().collect();
+    }
+
     fn begin(
-        &mut self,
+        &self,
         window: &Window,
         _holder: Option<&Holder>,
         ctx: &mut Context,
@@ -25,14 +39,17 @@ impl Nemesis for KillNode {
         let Some(node) = window.targets.first() else {
             return Ok(None);
         };
-        let Some(pid) = ctx.cluster.kill_server(node) else {
+        let Some(killed) = ctx.cluster.kill_server(node) else {
             return Ok(None);
         };
-        let gone = !std::path::Path::new(&format!("/proc/{pid}")).exists();
         let id = ctx.started(
             "kill",
             std::slice::from_ref(node),
-            json!({ "pid": pid.as_raw(), "effective": gone, "downtime_ms": window.duration_ms }),
+            json!({
+                "pid": killed.pid,
+                "effective": killed.gone,
+                "downtime_ms": window.duration_ms
+            }),
         )?;
         Ok(Some(Box::new(Killed {
             id,
@@ -43,12 +60,12 @@ impl Nemesis for KillNode {
 
 impl Fault for Killed {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        let pid = ctx.cluster.restart_server(&self.node)?;
-        ctx.stopped(
-            self.id,
-            "kill",
-            std::slice::from_ref(&self.node),
-            json!({ "restarted_pid": pid.as_raw() }),
-        )
+        let restarted = ctx.cluster.restart_server(&self.node)?;
+        let mut details = json!({ "restarted_pid": restarted.pid });
+        if restarted.frozen {
+            // The restart inherits the pause still open on its node: the evidence says so.
+            details["frozen"] = json!("restarted frozen: a pause of this server is still open");
+        }
+        ctx.stopped(self.id, "kill", std::slice::from_ref(&self.node), details)
     }
 }

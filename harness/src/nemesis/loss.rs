@@ -1,12 +1,13 @@
-//! `loss`: a server drops a share of its packets, both ways (nft's random numbers), for the
-//! fault's duration.
+//! `loss`: drop --loss percent of a random server's packets, both ways, for the fault's
+//! duration. Evidence: the firewall's count of dropped packets.
 
 use anyhow::Result;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::{Context, Fault, Holder, Nemesis};
-use crate::firewall;
-use crate::schedule::Window;
+use super::window::{Shape, Window};
+use super::{Context, Fault, Holder, Needs, Nemesis};
 
 pub struct Loss;
 
@@ -17,8 +18,27 @@ struct Lossy {
 }
 
 impl Nemesis for Loss {
+    fn name(&self) -> &'static str {
+        "loss"
+    }
+
+    fn about(&self) -> &'static str {
+        "Drop --loss percent of a random server's packets, both ways."
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            firewall: true,
+            ..Needs::default()
+        }
+    }
+
+    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
+        window.targets = shape.servers.choose(rng).cloned().into_iter().collect();
+    }
+
     fn begin(
-        &mut self,
+        &self,
         window: &Window,
         _holder: Option<&Holder>,
         ctx: &mut Context,
@@ -26,10 +46,9 @@ impl Nemesis for Loss {
         let Some(name) = window.targets.first() else {
             return Ok(None);
         };
-        let node = ctx.cluster.node(name)?.clone();
         let dropped_before = ctx.cluster.dropped_packets(std::slice::from_ref(name));
-        firewall::lose(&ctx.cluster.runtime, &node, ctx.config.loss)?;
-        let percent = ctx.config.loss;
+        let percent = ctx.knobs.loss;
+        ctx.cluster.lose(name, percent)?;
         let id = ctx.started(
             "loss",
             std::slice::from_ref(name),
@@ -50,7 +69,7 @@ impl Fault for Lossy {
             .cluster
             .dropped_packets(node)
             .saturating_sub(self.dropped_before);
-        firewall::stop_loss(&ctx.cluster.runtime, ctx.cluster.node(&self.node)?)?;
+        ctx.cluster.stop_loss(&self.node)?;
         ctx.stopped(
             self.id,
             "loss",

@@ -1,22 +1,37 @@
-//! `partition-holder`: right after a client acquires, cut its node off from every lock-service
-//! server. It can still reach the resource: it goes on working, while its lease (or session)
-//! runs out where it cannot renew it, and another client takes the lock.
+//! `partition-holder`: right after a client acquires, cut it off from every server for the
+//! fault's duration. Its lease runs out where it cannot renew it; the resource stays reachable,
+//! so a holder that does not notice goes on writing.
 
 use anyhow::Result;
 
 use super::partition::Cut;
-use super::{Context, Fault, Holder, Nemesis, Trigger};
-use crate::schedule::Window;
+use super::window::Window;
+use super::{Context, Fault, Holder, Needs, Nemesis, Trigger};
 
 pub struct PartitionHolder;
 
 impl Nemesis for PartitionHolder {
+    fn name(&self) -> &'static str {
+        "partition-holder"
+    }
+
+    fn about(&self) -> &'static str {
+        "Lock-aware: right after a client acquires, cut it off from every server."
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            firewall: true,
+            ..Needs::default()
+        }
+    }
+
     fn trigger(&self) -> Trigger {
         Trigger::Acquired
     }
 
     fn begin(
-        &mut self,
+        &self,
         _window: &Window,
         holder: Option<&Holder>,
         ctx: &mut Context,

@@ -6,19 +6,26 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::freeze::Pause;
+use super::window::Window;
 use super::{Context, Fault, Holder, Nemesis, Trigger};
-use crate::schedule::Window;
 
 pub struct PauseHolder;
 
 impl Nemesis for PauseHolder {
+    fn name(&self) -> &'static str {
+        "pause-holder"
+    }
+
+    fn about(&self) -> &'static str {
+        "Lock-aware: right after a client acquires, freeze it (SIGSTOP), then resume it."
+    }
+
     fn trigger(&self) -> Trigger {
         Trigger::Acquired
     }
 
     fn begin(
-        &mut self,
+        &self,
         window: &Window,
         holder: Option<&Holder>,
         ctx: &mut Context,
@@ -26,12 +33,37 @@ impl Nemesis for PauseHolder {
         let Some(holder) = holder else {
             return Ok(None);
         };
-        let Some(pid) = ctx.cluster.client_pid(holder.process) else {
+        let Some(effective) = ctx.cluster.freeze_client(holder.process)? else {
             return Ok(None);
         };
         let mut details = holder.trigger();
         details["duration_ms"] = json!(window.duration_ms);
+        details["effective"] = json!(effective);
         let target = format!("client {}", holder.process);
-        Ok(Some(Box::new(Pause::begin(ctx, pid, target, details)?)))
+        let id = ctx.started("pause", std::slice::from_ref(&target), details)?;
+        Ok(Some(Box::new(ClientPause {
+            id,
+            process: holder.process,
+            target,
+        })))
+    }
+}
+
+/// A frozen client process.
+pub struct ClientPause {
+    id: u64,
+    process: u64,
+    target: String,
+}
+
+impl Fault for ClientPause {
+    fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
+        ctx.cluster.thaw_client(self.process)?;
+        ctx.stopped(
+            self.id,
+            "pause",
+            std::slice::from_ref(&self.target),
+            json!({}),
+        )
     }
 }

@@ -1,19 +1,32 @@
-//! `pause-node`: freeze a lock-service server (SIGSTOP), then resume it. A frozen server still
-//! accepts TCP connections (the kernel's backlog) but answers nothing, so clients see timeouts:
-//! unknown outcomes.
+//! `pause-node`: freeze a random lock-service server (SIGSTOP) for the fault's duration, then
+//! resume it. Pauses of one server stack with each other and with kills: a server restarted
+//! while a pause is open comes back frozen, and only the last pause to end resumes it.
 
 use anyhow::Result;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::freeze::Pause;
+use super::window::{Shape, Window};
 use super::{Context, Fault, Holder, Nemesis};
-use crate::schedule::Window;
 
 pub struct PauseNode;
 
 impl Nemesis for PauseNode {
+    fn name(&self) -> &'static str {
+        "pause-node"
+    }
+
+    fn about(&self) -> &'static str {
+        "Freeze a random lock-service server (SIGSTOP), then resume it."
+    }
+
+    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
+        window.targets = shape.servers.choose(rng).cloned().into_iter().collect();
+    }
+
     fn begin(
-        &mut self,
+        &self,
         window: &Window,
         _holder: Option<&Holder>,
         ctx: &mut Context,
@@ -21,15 +34,31 @@ impl Nemesis for PauseNode {
         let Some(node) = window.targets.first() else {
             return Ok(None);
         };
-        let Some(pid) = ctx.cluster.server_pid(node) else {
+        let Some(effective) = ctx.cluster.freeze_server(node)? else {
             return Ok(None);
         };
-        let details = json!({ "duration_ms": window.duration_ms });
-        Ok(Some(Box::new(Pause::begin(
-            ctx,
-            pid,
-            node.clone(),
-            details,
-        )?)))
+        let details = json!({ "duration_ms": window.duration_ms, "effective": effective });
+        let id = ctx.started("pause", std::slice::from_ref(node), details)?;
+        Ok(Some(Box::new(ServerPause {
+            id,
+            node: node.clone(),
+        })))
+    }
+}
+
+struct ServerPause {
+    id: u64,
+    node: String,
+}
+
+impl Fault for ServerPause {
+    fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
+        let resumed = ctx.cluster.thaw_server(&self.node)?;
+        let details = if resumed {
+            json!({})
+        } else {
+            json!({ "still_frozen": "another pause of this server is still open" })
+        };
+        ctx.stopped(self.id, "pause", std::slice::from_ref(&self.node), details)
     }
 }

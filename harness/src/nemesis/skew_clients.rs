@@ -1,24 +1,45 @@
-//! `skew-clients`: move a client's own clock (the one our Redlock client measures elapsed time
-//! and validity with) by --clock-jump, through its skew file. The host's clock and the history's
-//! timestamps are untouched.
+//! `skew-clients`: skew one client's own clock by --clock-jump for the fault's duration. Only a
+//! client that reasons with its own clock (our Redlock, which measures its validity on it)
+//! notices; locks whose clients do not are refused through their capabilities.
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::{Context, Fault, Holder, Nemesis};
-use crate::schedule::Window;
+use super::window::{Shape, Window};
+use super::{Context, Fault, Holder, Needs, Nemesis};
 
 pub struct SkewClients;
 
 struct Skewed {
     id: u64,
+    slot: String,
     target: String,
-    file: std::path::PathBuf,
 }
 
 impl Nemesis for SkewClients {
+    fn name(&self) -> &'static str {
+        "skew-clients"
+    }
+
+    fn about(&self) -> &'static str {
+        "Skew a random client's own clock by --clock-jump (our Redlock client)."
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            client_clock: true,
+            ..Needs::default()
+        }
+    }
+
+    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
+        window.targets = shape.clients.choose(rng).cloned().into_iter().collect();
+    }
+
     fn begin(
-        &mut self,
+        &self,
         window: &Window,
         _holder: Option<&Holder>,
         ctx: &mut Context,
@@ -26,26 +47,21 @@ impl Nemesis for SkewClients {
         let Some((slot, process)) = ctx.window_client(window) else {
             return Ok(None);
         };
-        let offset = ctx.config.clock_jump.as_millis() as i64;
-        let file = ctx.cluster.skew_file(&slot);
-        let temporary = file.with_extension("new");
-        std::fs::write(&temporary, format!("{offset}\n")).context("cannot write a skew file")?;
-        std::fs::rename(&temporary, &file).context("cannot write a skew file")?;
-        let effective =
-            std::fs::read_to_string(&file).is_ok_and(|t| t.trim() == offset.to_string());
+        let offset = ctx.knobs.clock_jump.as_millis() as i64;
+        let effective = ctx.cluster.skew_client(&slot, offset)?;
         let target = format!("client {process}");
         let id = ctx.started(
             "skew",
             std::slice::from_ref(&target),
             json!({ "offset_ms": offset, "effective": effective }),
         )?;
-        Ok(Some(Box::new(Skewed { id, target, file })))
+        Ok(Some(Box::new(Skewed { id, slot, target })))
     }
 }
 
 impl Fault for Skewed {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        let _ = std::fs::remove_file(&self.file);
+        ctx.cluster.unskew_client(&self.slot);
         ctx.stopped(
             self.id,
             "skew",

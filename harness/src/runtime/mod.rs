@@ -30,6 +30,10 @@ pub trait Runtime {
     /// the spawning thread.
     fn command(&self, node: &Node, program: &Path) -> Result<Command>;
 
+    /// The node's network namespace, for threads that must create sockets inside it (the delay
+    /// proxies).
+    fn network_namespace(&self, node: &Node) -> Result<std::fs::File>;
+
     /// Runs `probe` with its network inside `node`, e.g. to see whether a service answers.
     fn probe(&self, node: &Node, probe: Box<dyn FnOnce() -> Result<()> + Send>) -> Result<()>;
 

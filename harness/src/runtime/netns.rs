@@ -48,6 +48,11 @@ impl NetnsRuntime {
 }
 
 impl Runtime for NetnsRuntime {
+    fn network_namespace(&self, node: &Node) -> Result<File> {
+        let path = format!("/run/netns/{}", node.host_name);
+        File::open(&path).with_context(|| format!("cannot open {path}"))
+    }
+
     fn add_node(&mut self, name: &str) -> Result<Node> {
         let host = self.nodes.len() + 10;
         if host > 254 {

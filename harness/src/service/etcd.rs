@@ -19,6 +19,12 @@ pub struct EtcdService {
     endpoints: Vec<String>,
 }
 
+impl Default for EtcdService {
+    fn default() -> EtcdService {
+        EtcdService::new()
+    }
+}
+
 impl EtcdService {
     pub fn new() -> EtcdService {
         EtcdService {
@@ -82,10 +88,6 @@ impl LockService for EtcdService {
 
     fn endpoints(&self) -> Vec<String> {
         self.endpoints.clone()
-    }
-
-    fn token(&self) -> &'static str {
-        "the lock key's create revision"
     }
 }
 

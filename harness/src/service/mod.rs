@@ -50,8 +50,11 @@ pub trait LockService {
     /// The addresses clients connect to, one per node.
     fn endpoints(&self) -> Vec<String>;
 
-    /// Which fencing token the lock gives its holders, in words ("none" when it gives none).
-    fn token(&self) -> &'static str;
+    /// How far the clock of the server on `node` is from true time (ms), read through the
+    /// service itself; `None` when the service cannot say. Evidence for clock faults.
+    fn clock_offset_ms(&self, _runtime: &dyn Runtime, _node: &Node) -> Option<i64> {
+        None
+    }
 }
 
 /// How to start one server, kept so a nemesis can restart it after killing it.

@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
+use crate::runtime::{Node, Runtime};
 
 pub const PORT: u16 = 6379;
 
@@ -68,9 +69,33 @@ impl LockService for RedisService {
         self.endpoints.clone()
     }
 
-    fn token(&self) -> &'static str {
-        "none"
+    /// Redis's `TIME`, read inside the server's node, against the true time.
+    fn clock_offset_ms(&self, runtime: &dyn Runtime, node: &Node) -> Option<i64> {
+        let endpoint = format!("{}:{PORT}", node.ip);
+        let url = format!("redis://{endpoint}/");
+        let (sender, answer) = std::sync::mpsc::channel();
+        runtime
+            .probe(
+                node,
+                Box::new(move || {
+                    let timeout = Duration::from_millis(500);
+                    let mut c = redis::Client::open(url)?.get_connection_with_timeout(timeout)?;
+                    c.set_read_timeout(Some(timeout))?;
+                    let (seconds, micros): (i64, i64) = redis::cmd("TIME").query(&mut c)?;
+                    let _ = sender.send(seconds * 1000 + micros / 1000 - now_ms());
+                    Ok(())
+                }),
+            )
+            .ok()?;
+        answer.try_recv().ok()
     }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 fn ping(url: &str) -> Result<()> {

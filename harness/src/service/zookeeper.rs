@@ -19,6 +19,12 @@ pub struct ZookeeperService {
     endpoints: Vec<String>,
 }
 
+impl Default for ZookeeperService {
+    fn default() -> ZookeeperService {
+        ZookeeperService::new()
+    }
+}
+
 impl ZookeeperService {
     pub fn new() -> ZookeeperService {
         ZookeeperService {
@@ -95,10 +101,6 @@ impl LockService for ZookeeperService {
 
     fn endpoints(&self) -> Vec<String> {
         self.endpoints.clone()
-    }
-
-    fn token(&self) -> &'static str {
-        "the lock node's sequence number"
     }
 }
 

@@ -6,9 +6,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use serde_json::{json, Value};
-
-use super::{Context, Fault};
 
 /// Stops `pid` and waits (briefly) until the kernel reports it stopped. Returns whether it did.
 pub fn freeze(pid: Pid) -> Result<bool> {
@@ -38,31 +35,7 @@ pub fn state(pid: Pid) -> Option<char> {
     stat[stat.rfind(')')? + 1..].trim_start().chars().next()
 }
 
-/// A frozen process.
-pub struct Pause {
-    id: u64,
-    pid: Pid,
-    target: String,
-}
-
-impl Pause {
-    /// Freezes `pid` and records the start, with `details` about why.
-    pub fn begin(ctx: &mut Context, pid: Pid, target: String, mut details: Value) -> Result<Pause> {
-        let effective = freeze(pid)?;
-        details["effective"] = effective.into();
-        let id = ctx.started("pause", std::slice::from_ref(&target), details)?;
-        Ok(Pause { id, pid, target })
-    }
-}
-
-impl Fault for Pause {
-    fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        thaw(self.pid)?;
-        ctx.stopped(
-            self.id,
-            "pause",
-            std::slice::from_ref(&self.target),
-            json!({}),
-        )
-    }
+/// Whether `pid` is gone (no /proc entry, or a zombie waiting to be reaped).
+pub fn is_gone(pid: Pid) -> bool {
+    matches!(state(pid), None | Some('Z') | Some('X'))
 }

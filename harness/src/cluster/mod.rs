@@ -1,0 +1,320 @@
+//! Everything a run has set up, and the verbs a nemesis acts through. Faults come in pairs, as
+//! in turmoil: freeze/thaw, kill/restart, partition/repair, lose/stop_loss, shift/unshift a
+//! clock, skew/unskew a client, delay/undelay a link. A nemesis never touches the runtime, the
+//! processes or the files behind them; the cluster keeps the state that makes faults on one
+//! target compose (how many pauses hold a server, which clock shifts are open on it, which
+//! partitions need a blocked address).
+
+mod clock;
+mod network;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use lockpick_workloads::resource_client::{FinalRead, FinalState};
+
+pub use clock::{ClockEvidence, ClockShift};
+pub use network::Links;
+
+use crate::children::{read_ops, Children, Event, Role};
+use crate::delay_proxy::DelayLink;
+use crate::freezer;
+use crate::runtime::{Node, Runtime};
+use crate::scratch::Scratch;
+use crate::service::{Launch, LockService};
+
+/// How to start a client process; the parts that differ per client are added by `spawn_client`.
+pub struct ClientCommand {
+    pub program: PathBuf,
+    /// Flags every client gets (lock, TTL, timeouts); servers and the resource are added per
+    /// client, since a delay proxy may stand in front of them.
+    pub args: Vec<String>,
+    pub resource: SocketAddr,
+    pub logs: PathBuf,
+}
+
+/// A server just restarted.
+pub struct Restarted {
+    pub pid: i32,
+    /// It came back frozen, because a pause of its node is still open.
+    pub frozen: bool,
+}
+
+/// A server just killed.
+pub struct KilledServer {
+    pub pid: i32,
+    /// Its process is gone.
+    pub gone: bool,
+}
+
+pub struct Cluster {
+    // Field order is drop order: processes first, then the links and files they use, then the
+    // namespaces they live in.
+    children: Children,
+    /// Each client node's proxied link to the resource (only with delay nemeses).
+    resource_links: BTreeMap<String, DelayLink>,
+    /// Each client node's proxied links to the servers, by server (only with `delay-client`).
+    server_links: BTreeMap<String, BTreeMap<String, DelayLink>>,
+    service: Box<dyn LockService>,
+    scratch: Scratch,
+    runtime: Box<dyn Runtime>,
+    nodes: BTreeMap<String, Node>,
+    /// Lock-service servers by node name, and the address clients reach each at.
+    endpoints: BTreeMap<String, SocketAddr>,
+    launches: BTreeMap<String, Launch>,
+    /// The process running in each client node now.
+    slots: BTreeMap<String, u64>,
+    /// How many open pauses hold each server.
+    frozen_servers: BTreeMap<String, usize>,
+    network: network::NetworkState,
+    clocks: clock::ClockState,
+    next_process: u64,
+    client_command: ClientCommand,
+    events: Option<Sender<Event>>,
+}
+
+/// What a cluster is made of, once the setup phase has started everything but the clients.
+pub struct Parts {
+    pub children: Children,
+    pub service: Box<dyn LockService>,
+    pub scratch: Scratch,
+    pub runtime: Box<dyn Runtime>,
+    pub nodes: BTreeMap<String, Node>,
+    pub endpoints: BTreeMap<String, SocketAddr>,
+    pub launches: BTreeMap<String, Launch>,
+    pub client_command: ClientCommand,
+    pub events: Sender<Event>,
+}
+
+impl Cluster {
+    pub fn new(parts: Parts) -> Cluster {
+        Cluster {
+            children: parts.children,
+            resource_links: BTreeMap::new(),
+            server_links: BTreeMap::new(),
+            service: parts.service,
+            scratch: parts.scratch,
+            runtime: parts.runtime,
+            nodes: parts.nodes,
+            endpoints: parts.endpoints,
+            launches: parts.launches,
+            slots: BTreeMap::new(),
+            frozen_servers: BTreeMap::new(),
+            network: Default::default(),
+            clocks: Default::default(),
+            next_process: 0,
+            client_command: parts.client_command,
+            events: Some(parts.events),
+        }
+    }
+
+    pub fn node(&self, name: &str) -> Result<&Node> {
+        self.nodes
+            .get(name)
+            .with_context(|| format!("no node {name}"))
+    }
+
+    /// The lock-service servers, by node name.
+    pub fn servers(&self) -> impl Iterator<Item = &String> {
+        self.endpoints.keys()
+    }
+
+    pub fn children(&mut self) -> &mut Children {
+        &mut self.children
+    }
+
+    /// The client processes started so far, by the node they run in.
+    pub fn client_processes(&self) -> Vec<u64> {
+        self.slots.values().copied().collect()
+    }
+
+    /// The process running in client node `slot` now.
+    pub fn process_in(&self, slot: &str) -> Option<u64> {
+        self.slots.get(slot).copied()
+    }
+
+    /// The client node a process runs in.
+    pub fn slot_of(&self, process: u64) -> Option<String> {
+        self.slots
+            .iter()
+            .find(|(_, p)| **p == process)
+            .map(|(slot, _)| slot.clone())
+    }
+
+    /// Starts a new client process in the client node `slot`, with the next process number.
+    pub fn spawn_client(&mut self, slot: &str, deadline_ns: u64) -> Result<u64> {
+        let process = self.next_process;
+        self.next_process += 1;
+        let node = self.node(slot)?.clone();
+        let events = self.events.clone().context("the run is over")?;
+        let command = &self.client_command;
+        let resource = match self.resource_links.get(slot) {
+            Some(link) => link.listen,
+            None => command.resource,
+        };
+        let log = command.logs.join(format!("client-{process}.log"));
+        let mut servers = Vec::new();
+        for (name, endpoint) in &self.endpoints {
+            let link = self
+                .server_links
+                .get(slot)
+                .and_then(|links| links.get(name));
+            servers.push("--node".to_string());
+            servers.push(link.map_or(*endpoint, |l| l.listen).to_string());
+        }
+        let mut child = self
+            .runtime
+            .command(&node, &command.program)?
+            .arg("client")
+            .args(&command.args)
+            .args(&servers)
+            .args(["--process", &process.to_string()])
+            .args(["--resource", &resource.to_string()])
+            .args(["--deadline-ns", &deadline_ns.to_string()])
+            .arg("--skew-file")
+            .arg(self.skew_file(slot))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).with_context(|| format!("cannot create {log:?}"))?)
+            .spawn()
+            .context("cannot start a client")?;
+        read_ops(
+            Role::Client(process),
+            child.stdout.take().expect("piped"),
+            events,
+        );
+        self.children.add(Role::Client(process), child);
+        self.slots.insert(slot.to_string(), process);
+        Ok(process)
+    }
+
+    /// Freezes a client process; `None` if it is not running, else whether it was seen stopped.
+    pub fn freeze_client(&mut self, process: u64) -> Result<Option<bool>> {
+        match self.children.pid(&Role::Client(process)) {
+            Some(pid) => freezer::freeze(pid).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn thaw_client(&mut self, process: u64) -> Result<()> {
+        match self.children.pid(&Role::Client(process)) {
+            Some(pid) => freezer::thaw(pid),
+            None => Ok(()),
+        }
+    }
+
+    /// Kills a client process at once; `None` if it was not running, else whether it is gone.
+    pub fn kill_client(&mut self, process: u64) -> Option<bool> {
+        let pid = self.children.kill(&Role::Client(process))?;
+        Some(!std::path::Path::new(&format!("/proc/{pid}")).exists())
+    }
+
+    /// Freezes a server. Pauses stack: `None` if it is not running (killed), else whether it
+    /// is (now or already) seen stopped.
+    pub fn freeze_server(&mut self, name: &str) -> Result<Option<bool>> {
+        let Some(pid) = self.children.pid(&Role::Server(name.to_string())) else {
+            return Ok(None);
+        };
+        let count = self.frozen_servers.entry(name.to_string()).or_insert(0);
+        *count += 1;
+        if *count == 1 {
+            freezer::freeze(pid).map(Some)
+        } else {
+            Ok(Some(freezer::state(pid) == Some('T')))
+        }
+    }
+
+    /// Ends one pause of a server; it resumes only when no other pause holds it. Returns
+    /// whether it resumed.
+    pub fn thaw_server(&mut self, name: &str) -> Result<bool> {
+        let count = self.frozen_servers.entry(name.to_string()).or_insert(0);
+        *count = count.saturating_sub(1);
+        if *count > 0 {
+            return Ok(false);
+        }
+        self.frozen_servers.remove(name);
+        if let Some(pid) = self.children.pid(&Role::Server(name.to_string())) {
+            freezer::thaw(pid)?;
+        }
+        Ok(true)
+    }
+
+    /// Kills a server at once; `None` if it was not running.
+    pub fn kill_server(&mut self, name: &str) -> Option<KilledServer> {
+        let pid = self.children.kill(&Role::Server(name.to_string()))?;
+        // libfaketime leaves its shared memory behind when its process is killed.
+        crate::faketime::forget(pid);
+        Some(KilledServer {
+            pid: pid.as_raw(),
+            gone: !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        })
+    }
+
+    /// Restarts a killed server with its original launch. A pause still open on its node holds
+    /// the new process too.
+    pub fn restart_server(&mut self, name: &str) -> Result<Restarted> {
+        let launch = self
+            .launches
+            .get(name)
+            .with_context(|| format!("no server {name}"))?;
+        let child = launch.spawn(self.runtime.as_ref())?;
+        let faked = launch
+            .env
+            .iter()
+            .any(|(k, _)| k == "FAKETIME_TIMESTAMP_FILE");
+        let pid = self.children.add(Role::Server(name.to_string()), child);
+        if faked {
+            crate::faketime::register(&self.scratch.path, pid)?;
+        }
+        let frozen = self.frozen_servers.get(name).is_some_and(|n| *n > 0);
+        if frozen {
+            freezer::freeze(pid)?;
+        }
+        Ok(Restarted {
+            pid: pid.as_raw(),
+            frozen,
+        })
+    }
+
+    /// Reads the resource's final state (its value and how many accesses it applied).
+    pub fn final_read(&self) -> Result<FinalState> {
+        let node = self.node(crate::nemesis::window::RESOURCE_NODE)?;
+        let address = self.client_command.resource;
+        let (sender, answer) = std::sync::mpsc::channel();
+        self.runtime.probe(
+            node,
+            Box::new(move || {
+                let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2))?;
+                stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+                let request = serde_json::to_string(&FinalRead { final_read: true })?;
+                stream.write_all(format!("{request}\n").as_bytes())?;
+                let mut line = String::new();
+                std::io::BufReader::new(stream).read_line(&mut line)?;
+                let _ = sender.send(serde_json::from_str::<FinalState>(&line)?);
+                Ok(())
+            }),
+        )?;
+        Ok(answer.try_recv()?)
+    }
+
+    /// No more client processes can start; lets the history's streams close.
+    pub fn close_streams(&mut self) {
+        self.events = None;
+    }
+
+    /// Stops every process, closes every link and removes every node. Returns what could not be
+    /// removed.
+    pub fn teardown(&mut self) -> Vec<String> {
+        self.children.stop_all(Duration::from_secs(3));
+        self.resource_links.clear();
+        self.server_links.clear();
+        self.scratch.remove();
+        self.runtime.teardown()
+    }
+}

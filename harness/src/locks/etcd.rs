@@ -1,0 +1,66 @@
+//! `etcd`: a three-member etcd cluster; a lease kept alive by a background thread, and etcd's
+//! Lock API. The token is the lock key's create revision, which only grows.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use lockpick_workloads::etcd_lock::EtcdLock;
+use lockpick_workloads::LockClient;
+
+use super::{boxed, Capabilities, ClientParams, Lock, Support};
+use crate::service::etcd::EtcdService;
+use crate::service::LockService;
+
+pub struct Etcd;
+
+impl Lock for Etcd {
+    fn name(&self) -> &'static str {
+        "etcd"
+    }
+
+    fn about(&self) -> &'static str {
+        "A 3-member etcd cluster: lease + keep-alive and etcd's Lock API; token = create revision."
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            servers: 3,
+            token: "the lock key's create revision",
+            server_clock: Support::No(
+                "etcd is a Go program, which reads the clock without libc, so libfaketime cannot \
+                 move its clock: the jump would do nothing. Clock jumps work on the redis, \
+                 redlock and rslock servers",
+            ),
+            names_granting_servers: Support::No(
+                "an etcd lock is granted by the cluster as a whole, not by servers the client \
+                 can name",
+            ),
+            client_clock: Support::No(
+                "the etcd client does not reason with its own clock; skewing it would do nothing",
+            ),
+        }
+    }
+
+    fn service(&self) -> Box<dyn LockService> {
+        Box::new(EtcdService::new())
+    }
+
+    fn check_ttl(&self, ttl: Duration) -> Result<(), String> {
+        if ttl.subsec_nanos() != 0 {
+            return Err("etcd's leases are whole seconds (try --ttl 1s)".to_string());
+        }
+        Ok(())
+    }
+
+    fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
+        // etcd revokes expired leases in a loop that runs every 500 ms.
+        Some(ttl + Duration::from_millis(500))
+    }
+
+    fn client(&self, p: ClientParams) -> anyhow::Result<Box<dyn LockClient>> {
+        EtcdLock::new(p.nodes, p.key, p.ttl, p.op_timeout)
+            .map(boxed)
+            .map_err(anyhow::Error::msg)
+            .context("cannot set up the etcd client")
+    }
+}

@@ -1,0 +1,123 @@
+//! The catalogue of locks. Each lock is one self-describing entry: the service its servers run
+//! (how many, how to start them, when they are ready), the client that takes it, the fencing
+//! token it hands out, the lease rules it lives by, and what it can and cannot be put through.
+//! The run, the configuration, `bench` and `compare` consult this catalogue and nothing else:
+//! no other file matches on a lock's name.
+//!
+//! Adding a lock: a file here with its entry, its client in `workloads/src/`, and one line in
+//! [`LOCKS`] (plus its `mod`); its service in `service/` if it runs on servers not yet known.
+
+mod etcd;
+mod redis;
+mod redlock;
+mod rslock;
+mod zookeeper;
+
+use std::time::Duration;
+
+use lockpick_workloads::clock::SkewableClock;
+use lockpick_workloads::LockClient;
+
+use crate::service::LockService;
+
+/// Every lock lockpick knows, in the order `--help` and `compare` list them.
+pub static LOCKS: &[&dyn Lock] = &[
+    &redis::Redis,
+    &redlock::Redlock,
+    &rslock::Rslock,
+    &etcd::Etcd,
+    &zookeeper::Zookeeper,
+];
+
+/// Finds a lock by its name.
+pub fn find(name: &str) -> Option<&'static dyn Lock> {
+    LOCKS.iter().copied().find(|lock| lock.name() == name)
+}
+
+/// The names of every lock, for `--help` and error messages.
+pub fn names() -> Vec<&'static str> {
+    LOCKS.iter().map(|lock| lock.name()).collect()
+}
+
+/// Whether a lock supports something a nemesis needs, and why not when it does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    Yes,
+    /// Not supported, with the reason in words (shown to the user as is).
+    No(&'static str),
+}
+
+impl Support {
+    pub fn is_yes(self) -> bool {
+        self == Support::Yes
+    }
+}
+
+/// What a lock is and can do: what a nemesis checks before it agrees to run against it.
+#[derive(Clone, Copy, Debug)]
+pub struct Capabilities {
+    /// How many servers its service runs on.
+    pub servers: usize,
+    /// The fencing token its holders get, in words; `"none"` when it gives none.
+    pub token: &'static str,
+    /// Whether its servers' clocks can be moved (servers that read time through libc run under
+    /// libfaketime).
+    pub server_clock: Support,
+    /// Whether its client says which servers granted a lock (for faults aimed at them).
+    pub names_granting_servers: Support,
+    /// Whether its client reasons with its own clock (so skewing that clock matters).
+    pub client_clock: Support,
+}
+
+/// One lock in the catalogue. Contract: `service` returns a fresh, unstarted service each time;
+/// `client` runs in the client process and returns a client whose every call is bounded by the
+/// spec's timeouts.
+pub trait Lock: Sync {
+    /// The name users type (`--lock redis`).
+    fn name(&self) -> &'static str;
+
+    /// One line for `--help` and the README.
+    fn about(&self) -> &'static str;
+
+    fn capabilities(&self) -> Capabilities;
+
+    /// The service its servers run, not yet started.
+    fn service(&self) -> Box<dyn LockService>;
+
+    /// Refuses a TTL the lock cannot honour, with the reason.
+    fn check_ttl(&self, _ttl: Duration) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The longest a lease can outlive the last moment its frozen holder ran, in ms, when the
+    /// lease is renewed in the background (`None`: it is not, the acquire bounds it).
+    fn lease_silence(&self, _ttl: Duration) -> Option<Duration> {
+        None
+    }
+
+    /// Builds the client, in the client process.
+    fn client(&self, params: ClientParams) -> anyhow::Result<Box<dyn LockClient>>;
+}
+
+/// What a lock client is built from, in the client process.
+pub struct ClientParams<'a> {
+    /// The servers' addresses (`ip:port`), as the client reaches them (maybe through a proxy).
+    pub nodes: &'a [String],
+    /// The lock's name on the service.
+    pub key: &'a str,
+    pub ttl: Duration,
+    /// The bound of every request.
+    pub op_timeout: Duration,
+    /// The client's own clock, which `skew-clients` may move.
+    pub clock: SkewableClock,
+}
+
+fn boxed(lock: impl LockClient + 'static) -> Box<dyn LockClient> {
+    Box::new(lock)
+}
+
+impl std::fmt::Debug for dyn Lock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,47 @@
+//! `rslock`: the published rslock crate (a Redlock client) over the same five redis-servers,
+//! used as its README shows: `acquire` and the guard's release, bounded from outside. No token.
+
+use anyhow::Context;
+use lockpick_workloads::rslock_lock::RslockLock;
+use lockpick_workloads::LockClient;
+
+use super::{boxed, Capabilities, ClientParams, Lock, Support};
+use crate::service::redis::RedisService;
+use crate::service::LockService;
+
+pub struct Rslock;
+
+impl Lock for Rslock {
+    fn name(&self) -> &'static str {
+        "rslock"
+    }
+
+    fn about(&self) -> &'static str {
+        "The published rslock crate (a Redlock client) over the same 5 redis-servers; no token."
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            servers: 5,
+            token: "none",
+            server_clock: Support::Yes,
+            names_granting_servers: Support::No(
+                "the rslock crate does not say which servers granted its lock",
+            ),
+            client_clock: Support::No(
+                "the rslock crate reads the real clock: its clients cannot be skewed",
+            ),
+        }
+    }
+
+    fn service(&self) -> Box<dyn LockService> {
+        Box::new(RedisService::new(5))
+    }
+
+    fn client(&self, p: ClientParams) -> anyhow::Result<Box<dyn LockClient>> {
+        RslockLock::new(p.nodes, p.key, p.ttl, p.op_timeout)
+            .map(boxed)
+            .map_err(anyhow::Error::msg)
+            .context("cannot set up the rslock client")
+    }
+}

@@ -1,0 +1,75 @@
+//! `zookeeper`: a three-server ZooKeeper ensemble and the ephemeral-sequential lock recipe; the
+//! session timeout is the lease, and the token is the lock node's sequence number.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use lockpick_workloads::zookeeper_lock::ZookeeperLock;
+use lockpick_workloads::LockClient;
+
+use super::{boxed, Capabilities, ClientParams, Lock, Support};
+use crate::service::zookeeper::{ZookeeperService, TICK_MS};
+use crate::service::LockService;
+
+pub struct Zookeeper;
+
+const TICK: Duration = Duration::from_millis(TICK_MS);
+
+impl Lock for Zookeeper {
+    fn name(&self) -> &'static str {
+        "zookeeper"
+    }
+
+    fn about(&self) -> &'static str {
+        "A 3-server ZooKeeper ensemble: the ephemeral-sequential recipe; token = sequence number."
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            servers: 3,
+            token: "the lock node's sequence number",
+            server_clock: Support::No(
+                "ZooKeeper's JVM runs 7 times slower under libfaketime on this machine (3.4 s \
+                 instead of 0.5 s to start one server; three took over 20 s and lost their \
+                 elections), so the run would test libfaketime's overhead, not ZooKeeper's \
+                 clock. Clock jumps work on the redis, redlock and rslock servers",
+            ),
+            names_granting_servers: Support::No(
+                "a ZooKeeper lock is granted by the ensemble as a whole, not by servers the \
+                 client can name",
+            ),
+            client_clock: Support::No(
+                "the ZooKeeper client does not reason with its own clock; skewing it would do \
+                 nothing",
+            ),
+        }
+    }
+
+    fn service(&self) -> Box<dyn LockService> {
+        Box::new(ZookeeperService::new())
+    }
+
+    fn check_ttl(&self, ttl: Duration) -> Result<(), String> {
+        if ttl < TICK * 2 || ttl > TICK * 20 {
+            return Err(format!(
+                "its session timeout is between {:?} and {:?} here (2 to 20 ticks of {:?})",
+                TICK * 2,
+                TICK * 20,
+                TICK
+            ));
+        }
+        Ok(())
+    }
+
+    fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
+        // Sessions expire in buckets of one tick.
+        Some(ttl + TICK)
+    }
+
+    fn client(&self, p: ClientParams) -> anyhow::Result<Box<dyn LockClient>> {
+        ZookeeperLock::new(p.nodes, p.key, p.ttl, p.op_timeout)
+            .map(boxed)
+            .map_err(anyhow::Error::msg)
+            .context("cannot set up the ZooKeeper client")
+    }
+}

@@ -1,0 +1,132 @@
+//! What a nemesis sees and acts on while it begins or ends a fault, and how it records both.
+
+use anyhow::Result;
+use lockpick_checkers::{Op, OpType, Process, F};
+use serde_json::{json, Value};
+
+use super::window::Window;
+use super::FaultKnobs;
+use crate::cluster::Cluster;
+use crate::history_log::HistoryLog;
+
+/// The client a lock-aware fault hits, as the triggering operation describes it.
+pub struct Holder {
+    pub process: u64,
+    pub acquisition: String,
+    /// The servers that granted the lock (addresses), when the client says.
+    pub granted_by: Vec<String>,
+}
+
+impl Holder {
+    /// What set a lock-aware fault off, for its start record: the holder's acquisition and
+    /// process.
+    pub fn trigger(&self) -> Value {
+        json!({
+            "trigger": format!("holder of acquisition {}", self.acquisition),
+            "client": format!("client {}", self.process),
+        })
+    }
+
+    /// Reads the holder out of a client's successful operation.
+    pub fn of(process: u64, value: &Value) -> Holder {
+        Holder {
+            process,
+            acquisition: value["acquisition"].as_str().unwrap_or("?").to_string(),
+            granted_by: value["nodes"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+}
+
+pub struct Context<'a> {
+    /// Now, in ns since the run began.
+    pub now: u64,
+    pub cluster: &'a mut Cluster,
+    pub knobs: &'a FaultKnobs,
+    log: &'a mut HistoryLog,
+    next_fault: &'a mut u64,
+    /// The nemesis acting now, named in every record it makes.
+    nemesis: &'static str,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(
+        now: u64,
+        cluster: &'a mut Cluster,
+        knobs: &'a FaultKnobs,
+        log: &'a mut HistoryLog,
+        next_fault: &'a mut u64,
+    ) -> Context<'a> {
+        Context {
+            now,
+            cluster,
+            knobs,
+            log,
+            next_fault,
+            nemesis: "",
+        }
+    }
+
+    /// Names the nemesis whose records follow.
+    pub fn acting(&mut self, nemesis: &'static str) -> &mut Context<'a> {
+        self.nemesis = nemesis;
+        self
+    }
+
+    /// The client node a time-driven fault's window aims at, and the process running there now.
+    pub fn window_client(&self, window: &Window) -> Option<(String, u64)> {
+        let slot = window.targets.first()?;
+        let process = self.cluster.process_in(slot)?;
+        Some((slot.clone(), process))
+    }
+
+    /// Records the start of a fault and returns its id, which its stop must carry.
+    pub fn started(&mut self, fault: &str, targets: &[String], details: Value) -> Result<u64> {
+        *self.next_fault += 1;
+        let id = *self.next_fault;
+        self.record(F::Start, id, fault, targets, details)?;
+        Ok(id)
+    }
+
+    pub fn stopped(
+        &mut self,
+        id: u64,
+        fault: &str,
+        targets: &[String],
+        details: Value,
+    ) -> Result<()> {
+        self.record(F::Stop, id, fault, targets, details)
+    }
+
+    fn record(
+        &mut self,
+        f: F,
+        id: u64,
+        fault: &str,
+        targets: &[String],
+        details: Value,
+    ) -> Result<()> {
+        let mut value = json!({ "id": id, "fault": fault, "targets": targets });
+        if !self.nemesis.is_empty() {
+            value["nemesis"] = json!(self.nemesis);
+        }
+        if let (Some(value), Value::Object(details)) = (value.as_object_mut(), details) {
+            value.extend(details);
+        }
+        let op = Op::new(
+            self.now,
+            Process::named(Process::NEMESIS),
+            OpType::Info,
+            f,
+            value,
+        );
+        self.log.append(op)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,318 @@
+//! The workload phase: the event loop that records every client's operations as they arrive,
+//! runs the schedule, heals every fault at the time limit (or on Ctrl-C), waits for the clients'
+//! last operations, and takes the final read of the resource.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use lockpick_checkers::{Op, OpType, Process, F};
+use lockpick_workloads::RunClock;
+use serde_json::json;
+
+use super::progress::{Progress, Status};
+use crate::children::{Event, Role};
+use crate::cluster::Cluster;
+use crate::config::RunConfig;
+use crate::history_log::HistoryLog;
+use crate::scheduler::{Scheduler, Stage};
+
+/// Everything a running test holds. Dropping it stops every process and removes every node,
+/// in that order, whatever happened before.
+pub struct Workload {
+    pub(super) cluster: Cluster,
+    clock: RunClock,
+    log: HistoryLog,
+    events: mpsc::Receiver<Event>,
+    scheduler: Scheduler,
+    open_clients: usize,
+    pub(super) crashed_clients: Vec<String>,
+    /// Clients that believe they hold the lock now, for the progress line's count of overlaps
+    /// so far (the checkers decide; this only shows the run is finding something).
+    holding: BTreeSet<u64>,
+    overlaps_seen: u64,
+    /// Each client's invocation still waiting for its completion.
+    open_invocations: BTreeMap<u64, Op>,
+    /// A fault injected into the controller itself, for tests of lockpick's own reliability.
+    injected: Option<Injection>,
+}
+
+/// Faults a test can inject into the controller through `LOCKPICK_INJECT`:
+/// `error-after:N` or `panic-after:N` (after N operations are recorded).
+#[derive(Clone, Copy, Debug)]
+enum Injection {
+    ErrorAfter(u64),
+    PanicAfter(u64),
+}
+
+impl Injection {
+    fn from_environment() -> Option<Injection> {
+        let text = std::env::var("LOCKPICK_INJECT").ok()?;
+        let (kind, count) = text.split_once(':')?;
+        let count = count.parse().ok()?;
+        match kind {
+            "error-after" => Some(Injection::ErrorAfter(count)),
+            "panic-after" => Some(Injection::PanicAfter(count)),
+            _ => None,
+        }
+    }
+}
+
+impl Workload {
+    pub fn new(
+        cluster: Cluster,
+        clock: RunClock,
+        log: HistoryLog,
+        events: mpsc::Receiver<Event>,
+        scheduler: Scheduler,
+    ) -> Workload {
+        Workload {
+            cluster,
+            clock,
+            log,
+            events,
+            scheduler,
+            open_clients: 0,
+            crashed_clients: Vec::new(),
+            holding: BTreeSet::new(),
+            overlaps_seen: 0,
+            open_invocations: BTreeMap::new(),
+            injected: Injection::from_environment(),
+        }
+    }
+
+    /// The workload phase, then heal, then the clients' last operations. Returns whether the
+    /// run was interrupted.
+    pub fn execute(&mut self, config: &RunConfig, interrupt: &AtomicBool) -> Result<bool> {
+        let heal_at = config.heal_at().as_nanos() as u64;
+        let deadline = config.time_limit.as_nanos() as u64;
+        // After the deadline, a client may still be finishing its critical section: give it time
+        // for its requests to time out and its work to finish.
+        let grace = config.fault_duration + config.ttl * 4 + config.work + Duration::from_secs(10);
+        let hard_stop = deadline + grace.as_nanos() as u64;
+        let mut progress = Progress::new(config.time_limit);
+        let mut healed = false;
+        let mut timed_out = false;
+        let result = loop {
+            if let Err(e) = self.receive(!healed) {
+                break Err(e);
+            }
+            let now = self.clock.now();
+            let interrupted = interrupt.load(Ordering::SeqCst);
+            if !healed {
+                let stage = Stage {
+                    now,
+                    cluster: &mut self.cluster,
+                    log: &mut self.log,
+                };
+                if let Err(e) = self.scheduler.on_tick(stage) {
+                    break Err(e);
+                }
+                if now >= heal_at || interrupted {
+                    healed = true;
+                    if let Err(e) = self.heal() {
+                        break Err(e);
+                    }
+                }
+            }
+            let finished = now >= deadline && self.open_clients == 0;
+            if healed && (finished || interrupted || now >= hard_stop) {
+                timed_out = !finished && !interrupted;
+                break Ok(interrupted);
+            }
+            progress.show(&Status {
+                now,
+                operations: self.log.len(),
+                faults: self.scheduler.open_faults(),
+                overlaps: self.overlaps_seen,
+            });
+        };
+        progress.finish();
+        // Whatever happened, heal before stopping anything (heal is idempotent).
+        let healing = self.heal();
+        self.note_crashed_clients(timed_out);
+        let children = self.cluster.children();
+        children.stop(|r| matches!(r, Role::Client(_)), Duration::from_secs(2));
+        self.final_read()?;
+        let children = self.cluster.children();
+        children.stop(|r| *r == Role::Resource, Duration::from_secs(2));
+        self.cluster.close_streams();
+        // Every stream is closed now: record what was still in the pipes.
+        let drained = self.drain();
+        let interrupted = result?;
+        healing?;
+        drained?;
+        Ok(interrupted)
+    }
+
+    fn heal(&mut self) -> Result<()> {
+        let now = self.clock.now();
+        self.scheduler.heal(Stage {
+            now,
+            cluster: &mut self.cluster,
+            log: &mut self.log,
+        })
+    }
+
+    /// The last look at the resource, once no client can reach it any more. A resource that
+    /// does not answer is recorded as such: the checkers cannot vouch for a history without it.
+    fn final_read(&mut self) -> Result<()> {
+        let (kind, value) = match self.cluster.final_read() {
+            Ok(state) => (
+                OpType::Ok,
+                json!({ "value": state.value, "applied": state.applied }),
+            ),
+            Err(e) => {
+                eprintln!("lockpick: the final read of the resource failed: {e:#}");
+                (OpType::Fail, json!({ "error": format!("{e:#}") }))
+            }
+        };
+        let op = Op::new(
+            self.clock.now(),
+            Process::named(Process::HARNESS),
+            kind,
+            F::FinalRead,
+            value,
+        );
+        self.log.append(op)?;
+        Ok(())
+    }
+
+    /// Finds clients that exited on their own with an error (a bug in a lock client, or a
+    /// missing library), and, when the grace period ran out, clients that never finished: a run
+    /// in which the lock was not exercised as configured is not called valid.
+    fn note_crashed_clients(&mut self, timed_out: bool) {
+        let wait = Duration::from_millis(if self.open_clients == 0 { 1000 } else { 0 });
+        for process in self.cluster.client_processes() {
+            let role = Role::Client(process);
+            match self.cluster.children().exit_status(&role, wait) {
+                Some(status) if !status.success() => self.crashed_clients.push(format!(
+                    "client {process} exited with {status} (see logs/client-{process}.log)"
+                )),
+                None if timed_out => self.crashed_clients.push(format!(
+                    "client {process} had not finished when the grace period after the time \
+                     limit ran out: it was killed"
+                )),
+                _ => {}
+            }
+        }
+    }
+
+    /// Waits briefly for the next event and records it.
+    fn receive(&mut self, nemesis_active: bool) -> Result<()> {
+        match self.events.recv_timeout(Duration::from_millis(5)) {
+            Ok(event) => self.record(event, nemesis_active),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => Ok(()),
+        }
+    }
+
+    fn record(&mut self, event: Event, nemesis_active: bool) -> Result<()> {
+        match event {
+            Event::Op(op) => {
+                let op = self.log.append(op)?;
+                match self.injected {
+                    Some(Injection::ErrorAfter(n)) if self.log.len() >= n => {
+                        bail!("injected error after {n} operations (LOCKPICK_INJECT)")
+                    }
+                    Some(Injection::PanicAfter(n)) if self.log.len() >= n => {
+                        panic!("injected panic after {n} operations (LOCKPICK_INJECT)")
+                    }
+                    _ => {}
+                }
+                if let Process::Client(p) = op.process {
+                    self.follow(p, &op);
+                }
+                if nemesis_active {
+                    let now = self.clock.now();
+                    self.scheduler.on_op(
+                        &op,
+                        Stage {
+                            now,
+                            cluster: &mut self.cluster,
+                            log: &mut self.log,
+                        },
+                    )?;
+                }
+            }
+            Event::Opened(Role::Client(_)) => self.open_clients += 1,
+            Event::Closed(Role::Client(p)) => {
+                self.open_clients = self.open_clients.saturating_sub(1);
+                self.complete_abandoned(p)?;
+            }
+            Event::Opened(_) | Event::Closed(_) => {}
+            Event::Garbage(role, line) => {
+                eprintln!("lockpick: {role:?} wrote a line that is not an operation: {line}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps track of open invocations and of who believes it holds the lock.
+    fn follow(&mut self, p: u64, op: &Op) {
+        if op.kind == OpType::Invoke {
+            self.open_invocations.insert(p, op.clone());
+        } else if self.open_invocations.get(&p).is_some_and(|i| i.f == op.f) {
+            // A completion of the open invocation (lines a client writes on its own, such as
+            // a lease renewal, complete nothing).
+            self.open_invocations.remove(&p);
+        }
+        match (op.f, op.kind) {
+            (F::Acquire, OpType::Ok) => {
+                if self.holding.iter().any(|h| *h != p) {
+                    self.overlaps_seen += 1;
+                }
+                self.holding.insert(p);
+            }
+            (F::Acquire | F::Release, OpType::Invoke) => {
+                self.holding.remove(&p);
+            }
+            _ => {}
+        }
+    }
+
+    /// A client's stream closed with an invocation open (it crashed, hung and was killed, or
+    /// was killed by a nemesis): nobody knows whether that operation took effect, so it is
+    /// completed as `info`, as Jepsen does with a crashed process.
+    fn complete_abandoned(&mut self, process: u64) -> Result<()> {
+        let Some(invoke) = self.open_invocations.remove(&process) else {
+            return Ok(());
+        };
+        let mut value = json!({
+            "acquisition": invoke.value["acquisition"],
+            "error": "the client process ended before this operation completed",
+        });
+        if invoke.value.get("token").is_some() {
+            value["token"] = invoke.value["token"].clone();
+        }
+        let op = Op::new(
+            self.clock.now(),
+            invoke.process,
+            OpType::Info,
+            invoke.f,
+            value,
+        );
+        self.log.append(op)?;
+        Ok(())
+    }
+
+    /// Records the rest of every stream, waiting at most a few seconds.
+    fn drain(&mut self) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            match self.events.recv_timeout(Duration::from_millis(50)) {
+                Ok(event) => self.record(event, false)?,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            }
+        }
+        bail!("the clients' output did not close after they were stopped")
+    }
+
+    pub fn teardown(&mut self) {
+        for problem in self.cluster.teardown() {
+            eprintln!("lockpick: teardown: {problem}");
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The first phase: check what a run needs from the machine before anything is created, and
+//! name the missing program with the package that provides it.
+
+use anyhow::Result;
+
+use crate::config::{bad, RunConfig};
+use crate::faketime;
+use crate::service::{find_program, Requirement};
+
+pub fn preflight(config: &RunConfig) -> Result<()> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(bad(
+            "lockpick run needs root: it creates network namespaces and signals the processes \
+             it starts (run it with sudo)",
+        ));
+    }
+    let mut missing = Vec::new();
+    if find_program("ip").is_none() {
+        missing.push(("ip", "iproute2"));
+    }
+    let needs = config.needs();
+    let mut requirements = config.lock.service().requirements();
+    if needs.firewall {
+        requirements.push(Requirement {
+            program: "nft",
+            package: "nftables",
+        });
+    }
+    if needs.server_clock {
+        requirements.push(Requirement {
+            program: faketime::LIBFAKETIME,
+            package: "faketime",
+        });
+    }
+    for r in requirements {
+        if !r.is_met() {
+            missing.push((r.program, r.package));
+        }
+    }
+    if let Some((program, package)) = missing.first() {
+        return Err(bad(format!(
+            "{program} is not installed (not found on PATH): install it with \
+             `apt-get install {package}`"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! The setup phase: the nodes, the lock service's servers, the resource, the schedule, the
+//! history's first line, the delay proxies, and the clients. Whatever it made undoes itself
+//! when dropped, so a failure halfway leaves nothing behind.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use lockpick_checkers::{Op, OpType, Process, F};
+use lockpick_workloads::RunClock;
+use serde_json::json;
+
+use super::events::Workload;
+use crate::children::{read_ops, Children, Role};
+use crate::cluster::{ClientCommand, Cluster, Parts};
+use crate::config::RunConfig;
+use crate::firewall;
+use crate::history_log::HistoryLog;
+use crate::nemesis::window::{Shape, RESOURCE_NODE};
+use crate::run_prefix::RunPrefix;
+use crate::runtime::netns::NetnsRuntime;
+use crate::runtime::{Node, Runtime};
+use crate::schedule::{Plan, Schedule};
+use crate::scheduler::Scheduler;
+use crate::scratch::Scratch;
+use crate::service::ServiceSetup;
+use crate::store;
+
+const RESOURCE_PORT: u16 = 7000;
+
+pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workload> {
+    let logs = dir.join(store::LOGS);
+    let scratch = Scratch::create(&prefix.name)?;
+    let mut runtime: Box<dyn Runtime> =
+        Box::new(NetnsRuntime::create(&prefix.name, prefix.subnet())?);
+    let mut children = Children::default();
+    let mut service = config.lock.service();
+    let shape = Shape::of(service.node_count(), config.clients as usize);
+    let mut nodes = BTreeMap::new();
+    for name in shape.everyone() {
+        nodes.insert(name.clone(), runtime.add_node(name)?);
+    }
+    let needs = config.needs();
+    if needs.firewall {
+        for node in nodes.values() {
+            firewall::install(runtime.as_ref(), node, config.partition_mode)?;
+        }
+    }
+    let servers: Vec<Node> = shape.servers.iter().map(|n| nodes[n].clone()).collect();
+    let mut launches = BTreeMap::new();
+    let started = Instant::now();
+    service.start(&mut ServiceSetup {
+        runtime: runtime.as_ref(),
+        nodes: &servers,
+        logs: &logs,
+        scratch: &scratch.path,
+        children: &mut children,
+        faketime: needs.server_clock,
+        launches: &mut launches,
+    })?;
+    eprintln!(
+        "lockpick: {} ready on {} node(s) in {:.2} s",
+        config.lock.name(),
+        servers.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let endpoints: BTreeMap<String, SocketAddr> = servers
+        .iter()
+        .zip(service.endpoints())
+        .map(|(node, endpoint)| Ok((node.name.clone(), endpoint.parse()?)))
+        .collect::<Result<_>>()?;
+
+    let schedule = match &config.schedule {
+        Some(path) => Schedule::load(path)?,
+        None => Schedule::plan(&Plan {
+            seed: config.seed,
+            lock: config.lock.name(),
+            nemeses: &config.nemeses,
+            shape: &shape,
+            heal_at: config.heal_at(),
+            fault_duration: config.fault_duration,
+            fault_interval: config.fault_interval,
+        }),
+    };
+    schedule.save(&dir.join(store::SCHEDULE))?;
+
+    let clock = RunClock::start();
+    let mut log = HistoryLog::create(&dir.join(store::HISTORY))?;
+    let capabilities = config.lock.capabilities();
+    log.append(Op::new(
+        clock.now(),
+        Process::named(Process::HARNESS),
+        OpType::Info,
+        F::Setup,
+        json!({
+            "lock": config.lock.name(),
+            "token": capabilities.token,
+            "ttl_ms": config.ttl.as_millis() as u64,
+            "lease_silence_ms": config.lock.lease_silence(config.ttl).map(|d| d.as_millis() as u64),
+            "fencing": config.fencing.name(),
+            "nemesis": config.nemesis_name(),
+            "clients": config.clients,
+            "seed": config.seed,
+            "prefix": prefix.name,
+            "servers": service.endpoints(),
+        }),
+    ))?;
+
+    let (sender, events) = mpsc::channel();
+    let me = std::env::current_exe().context("cannot find the lockpick binary")?;
+    let resource_node = nodes[RESOURCE_NODE].clone();
+    let resource = SocketAddr::from((resource_node.ip, RESOURCE_PORT));
+    let resource_log = logs.join("resource.log");
+    let mut child = runtime
+        .command(&resource_node, &me)?
+        .arg("resource")
+        .args(["--listen", &resource.to_string()])
+        .args(["--fencing", config.fencing.name()])
+        .args(["--origin-ns", &clock.origin_ns().to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(
+            std::fs::File::create(&resource_log)
+                .with_context(|| format!("cannot create {resource_log:?}"))?,
+        )
+        .spawn()
+        .context("cannot start the resource")?;
+    read_ops(
+        Role::Resource,
+        child.stdout.take().expect("piped"),
+        sender.clone(),
+    );
+    children.add(Role::Resource, child);
+    crate::service::wait_until_ready(
+        "the resource",
+        &resource_log,
+        Duration::from_secs(10),
+        || children.has_exited(&Role::Resource),
+        || {
+            runtime.probe(
+                &resource_node,
+                Box::new(move || {
+                    std::net::TcpStream::connect_timeout(&resource, Duration::from_millis(200))?;
+                    Ok(())
+                }),
+            )
+        },
+    )?;
+
+    let args = vec![
+        "--lock".to_string(),
+        config.lock.name().to_string(),
+        "--ttl-ms".to_string(),
+        config.ttl.as_millis().to_string(),
+        "--op-timeout-ms".to_string(),
+        config.op_timeout.as_millis().to_string(),
+        "--work-ms".to_string(),
+        config.work.as_millis().to_string(),
+        "--origin-ns".to_string(),
+        clock.origin_ns().to_string(),
+    ];
+    let mut cluster = Cluster::new(Parts {
+        children,
+        service,
+        scratch,
+        runtime,
+        nodes,
+        endpoints,
+        launches,
+        client_command: ClientCommand {
+            program: me,
+            args,
+            resource,
+            logs,
+        },
+        events: sender,
+    });
+    if needs.resource_links || needs.server_links {
+        cluster.install_delay_links(&shape.clients, needs.server_links)?;
+    }
+    let deadline = config.time_limit.as_nanos() as u64;
+    for slot in &shape.clients {
+        cluster.spawn_client(slot, deadline)?;
+    }
+    let scheduler = Scheduler::new(&schedule, config.fault_knobs())?;
+    Ok(Workload::new(cluster, clock, log, events, scheduler))
+}
