@@ -284,7 +284,7 @@ impl Cluster {
 
     /// Reads the resource's final state (its value and how many accesses it applied).
     pub fn final_read(&self) -> Result<FinalState> {
-        let node = self.node(crate::nemesis::window::RESOURCE_NODE)?;
+        let node = self.node(crate::runtime::RESOURCE_NODE)?;
         let address = self.client_command.resource;
         let (sender, answer) = std::sync::mpsc::channel();
         self.runtime.probe(

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::runtime::RESOURCE_NODE;
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
     /// The nemesis's name in the catalogue (`pause-node`).
@@ -52,6 +54,3 @@ impl Shape {
         self.everyone().any(|n| n == node)
     }
 }
-
-/// The node the protected resource runs on.
-pub const RESOURCE_NODE: &str = "resource";

@@ -9,6 +9,9 @@ use std::process::Command;
 
 use anyhow::Result;
 
+/// The node the protected resource runs on.
+pub const RESOURCE_NODE: &str = "resource";
+
 #[derive(Clone, Debug)]
 pub struct Node {
     /// The node's name inside the run (`n1`, `resource`, `c0`).
