@@ -137,7 +137,7 @@ fn parameters(facts: &RunFacts) -> Markup {
         h2 { "Parameters" }
         table class="parameters" {
             @for (key, value) in &facts.parameters {
-                @if key != "command" {
+                @if !NOT_PARAMETERS.contains(&key.as_str()) {
                     tr { th { (key.trim_end_matches("_ms").replace('_', " ")) } td { (in_words(key, value)) } }
                 }
             }
@@ -162,6 +162,10 @@ const MILLISECONDS: &[&str] = &[
     "op_timeout",
 ];
 
+/// Recorded entries that are not parameters: the command is shown whole above, and server
+/// versions get a row each.
+const NOT_PARAMETERS: &[&str] = &["command", "servers_versions", "server_versions", "versions"];
+
 /// Parameters for which zero means the fault is not applied.
 const ZERO_IS_OFF: &[&str] = &["clock_jump", "delay", "loss"];
 
@@ -184,7 +188,14 @@ fn in_words(key: &str, value: &Value) -> String {
             let words: Vec<String> = items.iter().map(|v| in_words("", v)).collect();
             words.join(", ")
         }
-        other => other.to_string(),
+        Value::Object(map) => {
+            let words: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", in_words(k, v)))
+                .collect();
+            words.join(", ")
+        }
+        Value::Number(n) => n.to_string(),
     }
 }
 
@@ -208,6 +219,10 @@ mod tests {
         assert_eq!(in_words("schedule", &Value::Null), "none");
         assert_eq!(in_words("fencing", &json!("off")), "off");
         assert_eq!(in_words("seed", &json!(42)), "42");
+        assert_eq!(
+            in_words("servers", &json!({"n1": "a", "n2": 1})),
+            "n1: a, n2: 1"
+        );
     }
 
     #[test]

@@ -83,8 +83,13 @@ impl Scale {
                     title { (w.describe()) " from " (seconds(w.start)) " to " (seconds(stop)) }
                 }
                 @if labels {
-                    text class="fault-label" x=(x1 + 2.0) y=(top + 9.0 + 10.0 * (i % LABEL_ROWS) as f64) {
-                        (w.describe())
+                    @let label = w.describe();
+                    @let y = top + 9.0 + 10.0 * (i % LABEL_ROWS) as f64;
+                    // About 6 px a character: a label that would run off the right edge ends there.
+                    @if x1 + 2.0 + 6.0 * label.chars().count() as f64 > self.svg_width() {
+                        text class="fault-label" x=(self.svg_width() - 2.0) y=(y) text-anchor="end" { (label) }
+                    } @else {
+                        text class="fault-label" x=(x1 + 2.0) y=(y) { (label) }
                     }
                 }
             }
@@ -157,11 +162,11 @@ struct Marks<'a> {
 }
 
 impl Marks<'_> {
-    /// A hold's bar: a pixel short of its end, and outlined, so back-to-back holds of one
-    /// client stay two bars.
+    /// A hold's bar: outlined, rounded, and two pixels short of its end, so back-to-back holds
+    /// of one client stay two bars.
     fn hold(&self, scale: &Scale, hold: &Hold, lane_y: f64) -> Markup {
         let x1 = scale.x(hold.start);
-        let width = (scale.x(hold.end) - x1 - 1.0).max(1.0);
+        let width = (scale.x(hold.end) - x1 - 2.0).max(1.0);
         let class = if self.overlapping.contains(hold.acquisition.as_str()) {
             "hold overlap"
         } else {
@@ -170,7 +175,7 @@ impl Marks<'_> {
         let token = lockpick_checkers::story::token(hold);
         let lease_end = hold.start + self.ttl;
         html! {
-            rect id={"op-" (hold.start_index)} class=(class) x=(x1) y=(lane_y + 3.0) width=(width) height="12" {
+            rect id={"op-" (hold.start_index)} class=(class) x=(x1) y=(lane_y + 3.0) width=(width) height="12" rx="2" {
                 title {
                     "client " (hold.process) " acquisition " (hold.acquisition) " (" (token) ") held from "
                     (seconds(hold.start)) " to " (seconds(hold.end))
