@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 use clap::Parser;
 use lockpick_checkers::model;
+use maud::{html, PreEscaped, DOCTYPE};
 
 use crate::cli::{CompareArgs, RunArgs};
 use crate::config::{bad, RunConfig};
-use crate::report::{self, escape};
+use crate::report;
 use crate::run;
 
 /// Parses the flags of one cell exactly as `lockpick run` would.
@@ -206,35 +207,40 @@ fn table_markdown(cells: &[Cell], seed: u64) -> String {
 }
 
 fn table_html(cells: &[Cell], seed: u64, dir: &Path) -> String {
-    let mut out = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lockpick compare</title>\
-         <style>body{{font:14px system-ui,sans-serif;margin:1.5em}}td,th{{border:1px solid #ddd;padding:.2em .5em}}\
-         table{{border-collapse:collapse}}.invalid{{color:#b91c1c;font-weight:bold}}.valid{{color:#15803d}}</style>\
-         </head><body><h1>lockpick compare (seed {seed})</h1><table><tr><th>lock</th><th>nemesis</th><th>fencing</th>\
-         <th>verdict</th><th>overlapping holders</th><th>stale writes accepted</th><th>acquisitions</th>\
-         <th>acquire p50 ms</th><th>acquire p99 ms</th><th>unavailability</th></tr>\n"
-    );
-    for c in cells {
-        let link = relative(dir, &c.dir.join(report::REPORT));
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\"><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}%</td></tr>",
-            escape(&c.lock),
-            escape(&c.nemesis),
-            escape(&c.fencing),
-            escape(&c.verdict),
-            escape(&link),
-            escape(&c.verdict),
-            c.overlaps,
-            c.stale_writes,
-            c.acquisitions,
-            latency(c.p50_ms),
-            latency(c.p99_ms),
-            c.unavailability * 100.0
-        );
+    let title = format!("lockpick compare (seed {seed})");
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { (title) }
+                style { (PreEscaped(report::STYLE)) }
+            }
+            body {
+                h1 { (title) }
+                table {
+                    tr {
+                        th { "lock" } th { "nemesis" } th { "fencing" } th { "verdict" }
+                        th { "overlapping holders" } th { "stale writes accepted" }
+                        th { "acquisitions" } th { "acquire p50 ms" } th { "acquire p99 ms" }
+                        th { "unavailability" }
+                    }
+                    @for c in cells {
+                        tr {
+                            td { (c.lock) } td { (c.nemesis) } td { (c.fencing) }
+                            td class=(c.verdict) {
+                                a href=(relative(dir, &c.dir.join(report::REPORT))) { (c.verdict) }
+                            }
+                            td { (c.overlaps) } td { (c.stale_writes) } td { (c.acquisitions) }
+                            td { (latency(c.p50_ms)) } td { (latency(c.p99_ms)) }
+                            td { (format!("{:.0}%", c.unavailability * 100.0)) }
+                        }
+                    }
+                }
+            }
+        }
     }
-    out.push_str("</table></body></html>\n");
-    out
+    .into_string()
 }
 
 /// `target` as seen from the folder `from` (both under the same store).

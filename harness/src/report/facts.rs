@@ -1,0 +1,197 @@
+//! What a run says about itself: the `config.json` that `lockpick run` writes, and the `setup`
+//! line at the head of its history. A folder that only holds a history (`lockpick report` on a
+//! history made elsewhere) still has the setup line, so every fact falls back to it.
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use lockpick_checkers::{Op, Process, F};
+use serde_json::{Map, Value};
+
+use crate::store;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunFacts {
+    pub lock: String,
+    /// The nemeses by name; empty when the run injected no faults.
+    pub nemeses: Vec<String>,
+    pub fencing: Option<String>,
+    pub seed: Option<u64>,
+    pub clients: Option<u64>,
+    /// Server name and version, when the setup line carries them.
+    pub server_versions: Vec<(String, String)>,
+    /// When the run began, if known.
+    pub started: Option<DateTime<FixedOffset>>,
+    /// From the first operation to the last.
+    pub duration: Duration,
+    /// The run's parameters as recorded (config.json, else the setup line), for the reader.
+    pub parameters: Map<String, Value>,
+}
+
+impl RunFacts {
+    /// Reads the facts of the run in `dir` whose history is `ops`.
+    pub fn gather(dir: &Path, ops: &[Op]) -> RunFacts {
+        let config: Value = fs::read_to_string(dir.join(store::CONFIG))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null);
+        let mut facts = RunFacts::of(&config, ops);
+        facts.started = dir
+            .file_name()
+            .and_then(|n| started_from_folder_name(&n.to_string_lossy()))
+            .or_else(|| {
+                // The history was last written when the run ended.
+                let modified = fs::metadata(dir.join(store::HISTORY))
+                    .ok()?
+                    .modified()
+                    .ok()?;
+                let start = modified
+                    .checked_sub(facts.duration)
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                Some(DateTime::<Utc>::from(start).fixed_offset())
+            });
+        facts
+    }
+
+    /// The facts from a run's config (`Value::Null` if it has none) and its history.
+    pub fn of(config: &Value, ops: &[Op]) -> RunFacts {
+        let setup = ops
+            .iter()
+            .find(|op| op.process.is_named(Process::HARNESS) && op.f == F::Setup)
+            .map(|op| &op.value)
+            .unwrap_or(&Value::Null);
+        let first = ops.first().map_or(0, |op| op.time);
+        let last = ops.iter().map(|op| op.time).max().unwrap_or(0);
+        let text = |key: &str| {
+            config[key]
+                .as_str()
+                .or_else(|| setup[key].as_str())
+                .map(str::to_string)
+        };
+        let number = |key: &str| config[key].as_u64().or_else(|| setup[key].as_u64());
+        let nemeses = match config["nemeses"].as_array() {
+            Some(list) => list
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            None => setup["nemesis"]
+                .as_str()
+                .unwrap_or("none")
+                .split('+')
+                .filter(|n| !n.is_empty() && *n != "none")
+                .map(str::to_string)
+                .collect(),
+        };
+        let parameters = config
+            .as_object()
+            .or(setup.as_object())
+            .cloned()
+            .unwrap_or_default();
+        RunFacts {
+            lock: text("lock").unwrap_or_else(|| "lock".to_string()),
+            nemeses,
+            fencing: text("fencing"),
+            seed: number("seed"),
+            clients: number("clients"),
+            server_versions: server_versions(setup),
+            started: None,
+            duration: Duration::from_nanos(last.saturating_sub(first)),
+            parameters,
+        }
+    }
+
+    /// The nemeses joined as the store names runs: `pause-holder+pause-node`, or `none`.
+    pub fn nemesis_name(&self) -> String {
+        if self.nemeses.is_empty() {
+            "none".to_string()
+        } else {
+            self.nemeses.join("+")
+        }
+    }
+
+    /// The run's name in the store: `redis-pause-holder`.
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.lock, self.nemesis_name())
+    }
+}
+
+/// The servers' versions, if the setup line names them: an object of server to version, a
+/// list of versions, or one version for all.
+fn server_versions(setup: &Value) -> Vec<(String, String)> {
+    let Some(versions) = ["servers_versions", "server_versions", "versions"]
+        .iter()
+        .map(|key| &setup[key])
+        .find(|v| !v.is_null())
+    else {
+        return Vec::new();
+    };
+    let words = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    match versions {
+        Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), words(v))).collect(),
+        Value::Array(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("server {i}"), words(v)))
+            .collect(),
+        other => vec![("servers".to_string(), words(other))],
+    }
+}
+
+/// A run folder is named by its start time in UTC, `20250101T120000.000Z`, maybe with `-1`.
+fn started_from_folder_name(name: &str) -> Option<DateTime<FixedOffset>> {
+    let stamp = name.split('-').next()?;
+    let naive = NaiveDateTime::parse_from_str(stamp, "%Y%m%dT%H%M%S%.3fZ").ok()?;
+    Some(naive.and_utc().fixed_offset())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockpick_checkers::OpType;
+    use serde_json::json;
+
+    fn setup(value: Value) -> Op {
+        Op::new(
+            0,
+            Process::named(Process::HARNESS),
+            OpType::Info,
+            F::Setup,
+            value,
+        )
+    }
+
+    #[test]
+    fn the_setup_line_stands_in_for_a_missing_config() {
+        let ops = [setup(
+            json!({"lock": "etcd", "nemesis": "pause-node+kill-node",
+            "fencing": "on", "seed": 7, "clients": 3,
+            "servers_versions": {"n1": "3.5.9", "n2": "3.5.9"}}),
+        )];
+        let facts = RunFacts::of(&Value::Null, &ops);
+        assert_eq!(facts.name(), "etcd-pause-node+kill-node");
+        assert_eq!((facts.seed, facts.clients), (Some(7), Some(3)));
+        assert_eq!(facts.fencing.as_deref(), Some("on"));
+        assert_eq!(facts.server_versions.len(), 2);
+        assert_eq!(facts.parameters["clients"], json!(3));
+    }
+
+    #[test]
+    fn the_config_wins_over_the_setup_line_and_no_nemesis_reads_none() {
+        let ops = [setup(json!({"lock": "etcd", "nemesis": "pause-node"}))];
+        let config = json!({"lock": "redis", "nemeses": [], "seed": 9});
+        let facts = RunFacts::of(&config, &ops);
+        assert_eq!(facts.name(), "redis-none");
+        assert_eq!(facts.seed, Some(9));
+        assert!(facts.server_versions.is_empty());
+    }
+
+    #[test]
+    fn a_run_folder_name_gives_the_start_time() {
+        let started = started_from_folder_name("20250102T030405.678Z-1").unwrap();
+        assert_eq!(started.to_rfc3339(), "2025-01-02T03:04:05.678+00:00");
+        assert_eq!(started_from_folder_name("tmp.abc"), None);
+    }
+}

@@ -1,0 +1,70 @@
+//! The reports of a run: `report.html` (one self-contained page, no network: the verdict, the
+//! story of each violation, a holder timeline with fault windows, acquire latency and
+//! throughput on the same time axis, and how to reproduce the run), `junit.xml` (one test case
+//! per checker) and the store's `index.html`.
+//!
+//! This module loads a run and writes the files; each part of a report has its own file:
+//! `facts` (what the run says about itself), `page` (the HTML, with maud, which escapes),
+//! `svg` (the drawings), `metrics` (latency and throughput), `junit` and `index`. One
+//! stylesheet, [`STYLE`], serves the report, the index and `compare.html`.
+
+mod facts;
+mod index;
+mod junit;
+mod metrics;
+mod page;
+mod svg;
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use lockpick_checkers::{Op, Results};
+
+use crate::store;
+pub use facts::RunFacts;
+pub use metrics::acquire_latency_percentile;
+
+pub const REPORT: &str = "report.html";
+pub const JUNIT: &str = "junit.xml";
+pub const INDEX: &str = "index.html";
+
+/// The stylesheet every page lockpick writes embeds (pages stay single files).
+pub const STYLE: &str = include_str!("style.css");
+
+/// Reads a run folder's history and checks it: the operations (empty if the history is
+/// malformed) and the results.
+pub fn load(dir: &Path) -> Result<(Vec<Op>, Results)> {
+    let text = fs::read(dir.join(store::HISTORY)).context("cannot read the history")?;
+    Ok(match lockpick_checkers::read_history(text.as_slice()) {
+        Ok(ops) => {
+            let results = lockpick_checkers::check(&ops);
+            (ops, results)
+        }
+        Err(_) => (Vec::new(), lockpick_checkers::check_reader(text.as_slice())),
+    })
+}
+
+/// Writes `report.html` and `junit.xml` into a run folder.
+pub fn write_run_reports(dir: &Path, ops: &[Op], results: &Results) -> Result<()> {
+    let facts = RunFacts::gather(dir, ops);
+    let command = fs::read_to_string(dir.join(store::COMMAND)).unwrap_or_default();
+    let html = page::render(ops, results, &facts, command.trim());
+    fs::write(dir.join(REPORT), html).context("cannot write the report")?;
+    let xml = junit::junit(results, &facts).context("cannot render junit.xml")?;
+    fs::write(dir.join(JUNIT), xml).context("cannot write junit.xml")?;
+    Ok(())
+}
+
+/// Rewrites the store's index page: every run, newest first, with its verdict and a link.
+pub fn write_index(store: &Path) -> Result<()> {
+    let page = index::render(store, &index::runs(store)?);
+    // Written aside and renamed: cells of a `compare` finish at the same time.
+    let temporary = store.join(format!(
+        "{INDEX}.new-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    fs::write(&temporary, page).context("cannot write the store's index")?;
+    fs::rename(&temporary, store.join(INDEX)).context("cannot write the store's index")
+}
