@@ -78,6 +78,9 @@ pub enum F {
     Start,
     /// The nemesis ended a fault.
     Stop,
+    /// A client's lease was renewed in the background while it held the lock (a standalone
+    /// line, no invoke): the new bounds of its lease.
+    Renew,
     /// The harness's last look at the resource after the clients stopped: its value and the
     /// number of accesses it applied.
     #[serde(rename = "final-read")]
@@ -137,31 +140,110 @@ impl Malformed {
     }
 }
 
-/// Reads a JSON-lines history. Blank lines are skipped; a final line cut off mid-write (a
-/// controller killed while writing) is malformed like any other broken line, so the caller
-/// learns exactly where the history stops being trustworthy.
-pub fn read_history(reader: impl BufRead) -> Result<Vec<Op>, Malformed> {
-    let mut ops = Vec::new();
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let number = i + 1;
-        let bytes = line.map_err(|e| Malformed::at(number, format!("cannot read: {e}")))?;
-        let text = std::str::from_utf8(&bytes)
-            .map_err(|_| Malformed::at(number, "not valid UTF-8"))?
-            .trim();
-        if text.is_empty() {
-            continue;
+/// The longest line a history may hold. A longer line is malformed: the reader never holds
+/// more than this much of one line, so a file without newlines (`/dev/zero`) ends in an
+/// `unknown` verdict rather than in exhausted memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The operations of a JSON-lines history, one at a time, with their 1-based line numbers.
+/// Blank lines are skipped; a final line cut off mid-write (a controller killed while writing)
+/// is malformed like any other broken line, so the caller learns exactly where the history stops
+/// being trustworthy. After the first malformed line the iterator ends.
+pub struct Lines<R> {
+    reader: R,
+    buffer: Vec<u8>,
+    line: usize,
+    operations: u64,
+    done: bool,
+}
+
+impl<R: BufRead> Lines<R> {
+    pub fn new(reader: R) -> Lines<R> {
+        Lines {
+            reader,
+            buffer: Vec::new(),
+            line: 0,
+            operations: 0,
+            done: false,
         }
-        let op: Op = serde_json::from_str(text)
-            .map_err(|e| Malformed::at(number, format!("not a history operation: {e}")))?;
-        if op.index != ops.len() as u64 {
-            return Err(Malformed::at(
-                number,
-                format!("index {} where {} was expected", op.index, ops.len()),
-            ));
-        }
-        ops.push(op);
     }
-    Ok(ops)
+
+    /// Reads the next line into `self.buffer`, without its newline; false at the end of input.
+    fn read_line(&mut self) -> Result<bool, Malformed> {
+        self.buffer.clear();
+        self.line += 1;
+        let mut read_any = false;
+        loop {
+            let available = match self.reader.fill_buf() {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Malformed::at(self.line, format!("cannot read: {e}"))),
+            };
+            if available.is_empty() {
+                return Ok(read_any);
+            }
+            read_any = true;
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.unwrap_or(available.len());
+            if self.buffer.len() + take > MAX_LINE_BYTES {
+                return Err(Malformed::at(
+                    self.line,
+                    format!("line longer than {MAX_LINE_BYTES} bytes"),
+                ));
+            }
+            self.buffer.extend_from_slice(&available[..take]);
+            let consumed = take + usize::from(newline.is_some());
+            self.reader.consume(consumed);
+            if newline.is_some() {
+                return Ok(true);
+            }
+        }
+    }
+
+    fn next_op(&mut self) -> Result<Option<(usize, Op)>, Malformed> {
+        loop {
+            if !self.read_line()? {
+                return Ok(None);
+            }
+            let number = self.line;
+            let text = std::str::from_utf8(&self.buffer)
+                .map_err(|_| Malformed::at(number, "not valid UTF-8"))?
+                .trim();
+            if text.is_empty() {
+                continue;
+            }
+            let op: Op = serde_json::from_str(text)
+                .map_err(|e| Malformed::at(number, format!("not a history operation: {e}")))?;
+            if op.index != self.operations {
+                return Err(Malformed::at(
+                    number,
+                    format!("index {} where {} was expected", op.index, self.operations),
+                ));
+            }
+            self.operations += 1;
+            return Ok(Some((number, op)));
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for Lines<R> {
+    type Item = Result<(usize, Op), Malformed>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let next = self.next_op().transpose();
+        self.done = !matches!(next, Some(Ok(_)));
+        next
+    }
+}
+
+/// Reads a whole JSON-lines history into memory (see [`Lines`] for the rules).
+pub fn read_history(reader: impl BufRead) -> Result<Vec<Op>, Malformed> {
+    Lines::new(reader)
+        .map(|line| line.map(|(_, op)| op))
+        .collect()
 }
 
 /// Line number (1-based) of an operation in a history written one op per line from index 0.
@@ -215,6 +297,24 @@ mod tests {
     fn an_unknown_operation_type_is_malformed() {
         let text = r#"{"index":0,"time":1,"process":0,"type":"maybe","f":"acquire"}"#;
         assert_eq!(read_history(text.as_bytes()).unwrap_err().line, 1);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_bound_is_malformed_with_its_number() {
+        let first = r#"{"index":0,"time":1,"process":0,"type":"invoke","f":"acquire"}"#;
+        let long = vec![b' '; MAX_LINE_BYTES + 1];
+        let mut text = format!("{first}\n").into_bytes();
+        text.extend_from_slice(&long);
+        let err = read_history(text.as_slice()).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.reason.contains("longer than"), "{err}");
+    }
+
+    #[test]
+    fn an_endless_line_without_newlines_ends_malformed() {
+        let zeros = std::io::BufReader::new(std::io::repeat(0));
+        let err = read_history(zeros).unwrap_err();
+        assert_eq!(err.line, 1);
     }
 
     #[test]

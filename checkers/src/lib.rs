@@ -2,18 +2,24 @@
 //! verdict, with no I/O beyond reading the history, so any stored run can be judged again.
 //!
 //! The public surface is small: [`history::read_history`] parses JSON lines, [`check`] judges a
-//! history, and [`Results`] says what was found. A malformed history is reported as
-//! [`Validity::Unknown`] with its line number, never as a violation.
+//! history, [`check_reader`] judges one while reading it, and [`Results`] says what was found.
+//! A malformed history is reported as [`Validity::Unknown`] with its line number, never as a
+//! violation; a history that shows no violation but cannot prove the run was exercised and
+//! complete is unknown too, with its reasons.
 
+pub mod completeness;
 pub mod history;
 pub mod model;
+pub mod overlap_cause;
 pub mod overlapping_holders;
 pub mod stale_accesses;
 pub mod story;
+pub mod tokens;
 pub mod verdict;
 
 use serde::Serialize;
 
+pub use completeness::FinalReadCheck;
 pub use history::{read_history, Malformed, Op, OpType, Process, F};
 pub use verdict::Validity;
 
@@ -33,46 +39,14 @@ pub struct Results {
     pub stories: Vec<story::Story>,
     /// Whether the history holds every access the resource applied, by its final read.
     pub final_read: Option<FinalReadCheck>,
-}
-
-/// The final read compared with the history: the resource had applied `applied` accesses and
-/// the history records `recorded` of them; the last of them left `last_value`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FinalReadCheck {
-    pub valid: Validity,
-    pub applied: u64,
-    pub recorded: u64,
-    pub value: i64,
-    pub last_value: Option<i64>,
-}
-
-impl FinalReadCheck {
-    fn of(model: &model::Model) -> Option<FinalReadCheck> {
-        let state = model.final_state.as_ref()?;
-        // Accesses the resource had applied by the final read are numbered 1 to `applied`;
-        // a write held in a delay proxy may still land after it, with a higher number.
-        let by_then = model.accesses.iter().filter(|a| a.seq <= state.applied);
-        let recorded = by_then.count() as u64;
-        let last_value = model
-            .accesses
-            .iter()
-            .find(|a| a.seq == state.applied)
-            .map(|a| a.value);
-        // Missing records mean the history cannot vouch for what it lacks: unknown, never
-        // invalid (the accesses it does hold were still judged).
-        let consistent = state.applied == recorded && last_value.is_none_or(|v| v == state.value);
-        Some(FinalReadCheck {
-            valid: if consistent {
-                Validity::Valid
-            } else {
-                Validity::Unknown
-            },
-            applied: state.applied,
-            recorded,
-            value: state.value,
-            last_value,
-        })
-    }
+    /// Why the history cannot be called valid, one line each (empty when it can). Recorded even
+    /// when a violation makes the verdict invalid.
+    pub unknown_reasons: Vec<String>,
+    /// Fencing tokens checked as the lock's promise: reused or gone backwards.
+    pub token_violations: Option<tokens::TokenViolations>,
+    /// Stale reads the resource accepted: told, and counted apart, but not by themselves a
+    /// violation.
+    pub stale_reads_accepted: usize,
 }
 
 /// How many violations of each kind get a story.
@@ -82,6 +56,7 @@ impl Results {
     fn malformed(operations: usize, malformed: Malformed) -> Results {
         Results {
             valid: Validity::Unknown,
+            unknown_reasons: vec![format!("the history is malformed at {malformed}")],
             malformed: Some(malformed),
             operations,
             incomplete: Vec::new(),
@@ -90,49 +65,81 @@ impl Results {
             stale_accesses: None,
             stories: Vec::new(),
             final_read: None,
+            token_violations: None,
+            stale_reads_accepted: 0,
         }
     }
 }
 
 /// Runs every checker over a history.
 pub fn check(ops: &[Op]) -> Results {
-    let model = match model::build(ops) {
-        Ok(model) => model,
-        Err(malformed) => return Results::malformed(ops.len(), malformed),
-    };
-    let overlaps = overlapping_holders::check(&model);
-    let stale = stale_accesses::check(&model);
-    // Stale writes first: they are the damage; then stale reads; then the overlaps behind them.
-    let mut stories: Vec<story::Story> = Vec::new();
-    for kind in [model::AccessKind::Write, model::AccessKind::Read] {
-        let of_kind = stale.violations.iter().filter(|v| v.access.kind == kind);
-        stories.extend(
-            of_kind
-                .take(STORIES)
-                .map(|v| story::of_stale_access(&model, v)),
-        );
+    match model::build(ops) {
+        Ok(model) => check_model(&model),
+        Err(malformed) => Results::malformed(ops.len(), malformed),
     }
+}
+
+/// Runs every checker over a model built from a history.
+pub fn check_model(model: &model::Model) -> Results {
+    let overlaps = overlapping_holders::check(model);
+    let stale = stale_accesses::check(model);
+    let tokens = tokens::check(model);
+    // Stale writes first: they are the damage; then broken token promises, then the overlaps
+    // behind them; stale reads last, as they lose nothing by themselves.
+    let stale_of = |kind| {
+        stale
+            .violations
+            .iter()
+            .filter(move |v| v.access.kind == kind)
+            .take(STORIES)
+            .map(|v| story::of_stale_access(model, v))
+    };
+    let mut stories: Vec<story::Story> = stale_of(model::AccessKind::Write).collect();
+    let first_tokens = tokens.violations.iter().take(STORIES);
+    stories.extend(first_tokens.map(|v| story::of_token_violation(model, v)));
     let first_overlaps = overlaps.overlaps.iter().take(STORIES);
-    stories.extend(first_overlaps.map(|o| story::of_overlap(&model, o)));
-    let final_read = FinalReadCheck::of(&model);
-    let complete = final_read.as_ref().map_or(Validity::Valid, |f| f.valid);
+    stories.extend(first_overlaps.map(|o| story::of_overlap(model, o)));
+    stories.extend(stale_of(model::AccessKind::Read));
+
+    let final_read = FinalReadCheck::of(model);
+    let unknown_reasons = completeness::unknown_reasons(model, final_read.as_ref());
+    let proven = overlaps.valid.merge(stale.valid).merge(tokens.valid);
+    let valid = match (proven, unknown_reasons.is_empty()) {
+        (Validity::Valid, false) => Validity::Unknown,
+        (verdict, _) => verdict,
+    };
     Results {
-        valid: overlaps.valid.merge(stale.valid).merge(complete),
+        valid,
         malformed: None,
-        operations: ops.len(),
+        operations: model.operations,
         incomplete: model.incomplete.clone(),
         setup: model.setup.clone(),
+        stale_reads_accepted: stale.stale_reads,
         overlapping_holders: Some(overlaps),
         stale_accesses: Some(stale),
         stories,
         final_read,
+        unknown_reasons,
+        token_violations: Some(tokens),
     }
 }
 
-/// Reads and checks a history; a history that cannot be read is unknown with its line number.
+/// Reads and checks a history as it streams in, keeping only the model, never every line; a
+/// history that cannot be read is unknown with its line number.
 pub fn check_reader(reader: impl std::io::BufRead) -> Results {
-    match read_history(reader) {
-        Ok(ops) => check(&ops),
-        Err(malformed) => Results::malformed(0, malformed),
+    let mut builder = model::Builder::default();
+    let mut operations = 0;
+    for line in history::Lines::new(reader) {
+        let pushed = line.and_then(|(_, op)| {
+            operations += 1;
+            builder.push(&op)
+        });
+        if let Err(malformed) = pushed {
+            return Results::malformed(operations, malformed);
+        }
+    }
+    match builder.finish() {
+        Ok(model) => check_model(&model),
+        Err(malformed) => Results::malformed(operations, malformed),
     }
 }

@@ -10,6 +10,7 @@
 use serde::Serialize;
 
 use crate::model::{Hold, Model};
+use crate::overlap_cause::{self, OverlapCause};
 use crate::verdict::Validity;
 
 /// One pair of holders whose holds overlapped.
@@ -26,6 +27,10 @@ pub struct Overlap {
     /// described as "pause of client 3": a fault that froze the first holder has often ended by
     /// the time its stale belief meets the next holder, yet it is the cause.
     pub faults: Vec<String>,
+    /// What the history proves about why both held it (see [`crate::overlap_cause`]).
+    pub cause: OverlapCause,
+    /// The evidence for the cause, or why it cannot be decided.
+    pub why: String,
 }
 
 impl Overlap {
@@ -39,6 +44,12 @@ pub struct OverlappingHolders {
     pub valid: Validity,
     pub holds: usize,
     pub overlaps: Vec<Overlap>,
+    /// Overlaps whose earlier holder certainly outlived its lease.
+    pub outlived_lease: usize,
+    /// Overlaps granted while the earlier holder's lease was certainly live.
+    pub granted_under_live_lease: usize,
+    /// Overlaps whose cause the history cannot decide.
+    pub undecidable: usize,
 }
 
 /// Finds every overlapping pair of holds from different processes.
@@ -60,6 +71,7 @@ pub fn check(model: &Model) -> OverlappingHolders {
             if to <= from {
                 continue;
             }
+            let (cause, why) = overlap_cause::classify(model, earlier, hold);
             overlaps.push(Overlap {
                 first: (*earlier).clone(),
                 second: hold.clone(),
@@ -70,11 +82,22 @@ pub fn check(model: &Model) -> OverlappingHolders {
                     .iter()
                     .map(|w| w.describe())
                     .collect(),
+                cause,
+                why,
             });
         }
         active.push(hold);
     }
+    let count = |cause| {
+        overlaps
+            .iter()
+            .filter(|o: &&Overlap| o.cause == cause)
+            .count()
+    };
     OverlappingHolders {
+        outlived_lease: count(OverlapCause::OutlivedLease),
+        granted_under_live_lease: count(OverlapCause::GrantedUnderLiveLease),
+        undecidable: count(OverlapCause::Undecidable),
         valid: if overlaps.is_empty() {
             Validity::Valid
         } else {

@@ -4,9 +4,12 @@
 //! stale view: the damage a fencing token exists to prevent.
 //!
 //! "Granted before" must be certain, or the checker would cry wolf: by token when both
-//! acquisitions carry one, otherwise by real time (the later acquisition's successful attempt
-//! was invoked after the earlier one's grant was known). Accesses the resource rejected are
-//! counted too: they are the fence doing its job.
+//! acquisitions carry one and they differ, otherwise (no token, or the same token twice) by real
+//! time (the later acquisition's grant came after the earlier one's grant was known). Accesses
+//! the resource rejected are counted too: they are the fence doing its job.
+//!
+//! Only stale *writes* make the verdict invalid: they are lost updates. A stale read is counted
+//! and told, but a read over a newer holder's work loses nothing by itself.
 
 use serde::Serialize;
 
@@ -32,7 +35,7 @@ pub struct StaleAccesses {
     pub accesses: usize,
     /// Stale writes the resource accepted.
     pub stale_writes: usize,
-    /// Stale reads the resource accepted.
+    /// Stale reads the resource accepted: told, but not by themselves a violation.
     pub stale_reads: usize,
     /// Accesses the resource rejected (fencing at work).
     pub rejected: usize,
@@ -73,25 +76,28 @@ pub fn check(model: &Model) -> StaleAccesses {
                     .collect(),
             });
         }
+        // Among equal tokens the latest grant is kept: the tie falls back to real time.
+        let token_order = |h: &Hold| (h.token, h.granted_after);
         if holder.token.is_some()
-            && newest_by_token.is_none_or(|(_, newest)| holder.token > newest.token)
+            && newest_by_token.is_none_or(|(_, newest)| token_order(holder) > token_order(newest))
         {
             newest_by_token = Some((access, holder));
         }
-        if newest_by_time.is_none_or(|(_, newest)| holder.invoked > newest.invoked) {
+        if newest_by_time.is_none_or(|(_, newest)| holder.granted_after > newest.granted_after) {
             newest_by_time = Some((access, holder));
         }
     }
 
     let count = |kind| violations.iter().filter(|v| v.access.kind == kind).count();
+    let stale_writes = count(AccessKind::Write);
     StaleAccesses {
-        valid: if violations.is_empty() {
+        valid: if stale_writes == 0 {
             Validity::Valid
         } else {
             Validity::Invalid
         },
         accesses: model.accesses.len(),
-        stale_writes: count(AccessKind::Write),
+        stale_writes,
         stale_reads: count(AccessKind::Read),
         rejected,
         violations,

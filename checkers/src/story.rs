@@ -5,8 +5,10 @@
 use serde::Serialize;
 
 use crate::model::{Access, AccessKind, FaultWindow, Hold, Model};
+use crate::overlap_cause::{self, OverlapCause};
 use crate::overlapping_holders::Overlap;
 use crate::stale_accesses::StaleAccess;
+use crate::tokens::{TokenBreach, TokenViolation};
 
 /// One step of a story.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -22,7 +24,7 @@ pub struct Step {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Story {
-    /// `overlap` or `stale-write` / `stale-read`.
+    /// `overlap`, `stale-write` / `stale-read`, or `token-reused` / `token-went-backwards`.
     pub kind: String,
     /// A one-line summary.
     pub title: String,
@@ -90,20 +92,37 @@ impl<'a> Teller<'a> {
         );
     }
 
-    /// The lease's end, if the holder still believed in it then.
-    fn lease_expired(&mut self, hold: &Hold) {
-        let Some(ttl) = self.model.setup.as_ref().map(|s| s.ttl_ms * 1_000_000) else {
+    /// The end of the holder's lease, when the history proves it ended while the holder still
+    /// believed it held the lock, before `by` (the moment the other holder may have been
+    /// granted). Nothing is said when it is not proven: a guess from the TTL would blame the
+    /// lease for what a renewal may have kept alive.
+    fn lease_ended(&mut self, hold: &Hold, by: u64) {
+        let Some((ended, how)) = overlap_cause::lease_ended_by(self.model, hold, by) else {
             return;
         };
-        if ttl > 0 && hold.end > hold.start + ttl {
+        if ended < hold.end && ended <= by {
             self.step(
-                hold.start + ttl,
+                ended,
                 None,
                 format!(
-                    "{}'s lease ran out (TTL {} ms) at {}, while it still believed it held the lock",
+                    "{}'s lease had certainly ended by {} ({how}), while it still believed it held the lock",
                     who(hold),
-                    ttl / 1_000_000,
-                    seconds(hold.start + ttl)
+                    seconds(ended)
+                ),
+            );
+        }
+    }
+
+    /// The moment up to which the holder's lease was certainly live, when that is after `from`.
+    fn lease_live(&mut self, hold: &Hold, from: u64) {
+        if let Some(lease) = hold.lease.filter(|l| l.live_until > from) {
+            self.step(
+                lease.live_until,
+                None,
+                format!(
+                    "{}'s lease was certainly live until {}",
+                    who(hold),
+                    seconds(lease.live_until)
                 ),
             );
         }
@@ -196,7 +215,11 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
     let mut t = Teller::new(model);
     t.acquired(a);
     t.faults(a.start, overlap.to);
-    t.lease_expired(a);
+    match overlap.cause {
+        OverlapCause::OutlivedLease => t.lease_ended(a, b.granted_after),
+        OverlapCause::GrantedUnderLiveLease => t.lease_live(a, b.start),
+        OverlapCause::Undecidable => {}
+    }
     t.acquired(b);
     t.accesses_of(a, a.start, a.end);
     t.accesses_of(b, b.start, b.end.min(overlap.to));
@@ -214,11 +237,17 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
         violation: true,
     });
     t.released(a);
+    t.step(
+        overlap.to,
+        None,
+        format!("the cause: {}: {}", overlap.cause.describe(), overlap.why),
+    );
     let title = format!(
-        "{} and {} held the lock at once for {}",
+        "{} and {} held the lock at once for {} ({})",
         who(a),
         who(b),
-        seconds(overlap.length())
+        seconds(overlap.length()),
+        overlap.cause.describe()
     );
     t.finish("overlap", title)
 }
@@ -229,7 +258,7 @@ pub fn of_stale_access(model: &Model, stale: &StaleAccess) -> Story {
     let mut t = Teller::new(model);
     t.acquired(old);
     t.faults(old.start, stale.access.time);
-    t.lease_expired(old);
+    t.lease_ended(old, new.granted_after);
     t.acquired(new);
     t.access(&stale.overtaken_by, new, false, "");
     let kind = match stale.access.kind {
@@ -259,4 +288,52 @@ pub fn of_stale_access(model: &Model, stale: &StaleAccess) -> Story {
         token(new)
     );
     t.finish(kind, title)
+}
+
+/// The story of a broken token promise.
+pub fn of_token_violation(model: &Model, violation: &TokenViolation) -> Story {
+    let (a, b) = (&violation.earlier, &violation.later);
+    let mut t = Teller::new(model);
+    t.acquired(a);
+    t.acquired(b);
+    let (text, title) = match violation.breach {
+        TokenBreach::TokenReused => (
+            format!(
+                "token reused: {} and {} were both handed {}, so a fence cannot tell them apart",
+                who(a),
+                who(b),
+                token(a)
+            ),
+            format!(
+                "token reused: acquisitions {} and {} both got {}",
+                a.acquisition,
+                b.acquisition,
+                token(a)
+            ),
+        ),
+        TokenBreach::TokenWentBackwards => (
+            format!(
+                "token went backwards: {} asked for the lock at {}, after {} had been granted {}, yet got the lower {}",
+                who(b),
+                seconds(b.granted_after),
+                who(a),
+                token(a),
+                token(b)
+            ),
+            format!(
+                "token went backwards: acquisition {} got {} after {} got {}",
+                b.acquisition,
+                token(b),
+                a.acquisition,
+                token(a)
+            ),
+        ),
+    };
+    t.steps.push(Step {
+        time: b.start,
+        index: Some(b.start_index),
+        text,
+        violation: true,
+    });
+    t.finish(violation.breach.name(), title)
 }

@@ -3,99 +3,10 @@
 //! acquire ok, `]` a release invoke, `w`/`r` an access the resource accepted, `x` one it
 //! rejected, `~~~` a fault window, `?` an unknown outcome.
 
-use lockpick_checkers::{check, read_history, Op, OpType, Process, Validity, F};
-use serde_json::{json, Value};
+mod common;
 
-#[derive(Default)]
-struct History {
-    ops: Vec<Op>,
-    seq: u64,
-}
-
-impl History {
-    fn push(&mut self, time: u64, process: Process, kind: OpType, f: F, value: Value) -> &mut Self {
-        let index = self.ops.len() as u64;
-        self.ops.push(Op {
-            index,
-            ..Op::new(time, process, kind, f, value)
-        });
-        self
-    }
-
-    fn client(
-        &mut self,
-        p: u64,
-        time: u64,
-        kind: OpType,
-        f: F,
-        acq: &str,
-        token: Option<u64>,
-    ) -> &mut Self {
-        self.push(
-            time,
-            Process::Client(p),
-            kind,
-            f,
-            json!({"acquisition": acq, "token": token}),
-        )
-    }
-
-    /// A successful acquire: invoked at `invoked`, ok at `ok`.
-    fn acquire(
-        &mut self,
-        p: u64,
-        acq: &str,
-        invoked: u64,
-        ok: u64,
-        token: Option<u64>,
-    ) -> &mut Self {
-        self.client(p, invoked, OpType::Invoke, F::Acquire, acq, None)
-            .client(p, ok, OpType::Ok, F::Acquire, acq, token)
-    }
-
-    fn release(&mut self, p: u64, acq: &str, invoked: u64, done: u64) -> &mut Self {
-        self.client(p, invoked, OpType::Invoke, F::Release, acq, None)
-            .client(p, done, OpType::Ok, F::Release, acq, None)
-    }
-
-    fn resource(
-        &mut self,
-        time: u64,
-        p: u64,
-        acq: &str,
-        token: Option<u64>,
-        op: &str,
-        accepted: bool,
-    ) -> &mut Self {
-        self.seq += 1;
-        let value = json!({"seq": self.seq, "process": p, "acquisition": acq, "token": token, "op": op, "value": 0});
-        let kind = if accepted { OpType::Ok } else { OpType::Fail };
-        self.push(time, Process::named("resource"), kind, F::Access, value)
-    }
-
-    fn final_read(&mut self, time: u64, value: i64, applied: u64) -> &mut Self {
-        let v = json!({"value": value, "applied": applied});
-        self.push(time, Process::named("harness"), OpType::Ok, F::FinalRead, v)
-    }
-
-    fn fault(&mut self, id: u64, start: u64, stop: u64, target: &str) -> &mut Self {
-        let value = json!({"id": id, "fault": "pause", "targets": [target]});
-        self.push(
-            start,
-            Process::named("nemesis"),
-            OpType::Info,
-            F::Start,
-            value.clone(),
-        )
-        .push(
-            stop,
-            Process::named("nemesis"),
-            OpType::Info,
-            F::Stop,
-            value,
-        )
-    }
-}
+use common::History;
+use lockpick_checkers::{check, read_history, OpType, Validity, F};
 
 #[test]
 fn serial_holds_are_valid() {
@@ -107,7 +18,8 @@ fn serial_holds_are_valid() {
         .release(0, "0.1", 20, 22)
         .acquire(1, "1.1", 5, 25, None)
         .resource(30, 1, "1.1", None, "write", true)
-        .release(1, "1.1", 40, 42);
+        .release(1, "1.1", 40, 42)
+        .final_read_agreeing(50);
     let r = check(&h.ops);
     assert_eq!(r.valid, Validity::Valid, "{r:#?}");
     assert_eq!(r.overlapping_holders.unwrap().holds, 2);
@@ -161,8 +73,13 @@ fn an_acquire_with_an_unknown_outcome_is_not_a_hold() {
     h.client(0, 0, OpType::Invoke, F::Acquire, "0.1", None)
         .client(0, 20, OpType::Info, F::Acquire, "0.1", None)
         .acquire(1, "1.1", 5, 10, None)
-        .release(1, "1.1", 50, 51);
-    assert_eq!(check(&h.ops).valid, Validity::Valid);
+        .release(1, "1.1", 50, 51)
+        .acquire(0, "0.2", 52, 53, None)
+        .release(0, "0.2", 60, 61)
+        .final_read_agreeing(70);
+    let r = check(&h.ops);
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.unknown_reasons);
+    assert_eq!(r.overlapping_holders.unwrap().holds, 2);
 }
 
 #[test]
@@ -173,8 +90,12 @@ fn a_client_does_not_overlap_itself() {
         .client(0, 20, OpType::Invoke, F::Release, "0.1", None)
         .client(0, 30, OpType::Info, F::Release, "0.1", None)
         .acquire(0, "0.2", 31, 32, None)
-        .release(0, "0.2", 40, 41);
-    assert_eq!(check(&h.ops).valid, Validity::Valid);
+        .release(0, "0.2", 40, 41)
+        .acquire(1, "1.1", 42, 43, None)
+        .release(1, "1.1", 50, 51)
+        .final_read_agreeing(60);
+    let r = check(&h.ops);
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.unknown_reasons);
 }
 
 #[test]
@@ -289,15 +210,19 @@ fn a_broken_line_in_a_file_is_unknown_never_invalid() {
 
 #[test]
 fn a_final_read_that_matches_the_history_keeps_it_valid() {
-    // client 0  [--w--]        the resource applied 1 access (value 0); the final read agrees
+    // client 0  [--w--]            the resource applied 2 accesses (value 0); the final read
+    // client 1          [--w--]    agrees
     let mut h = History::default();
     h.acquire(0, "0.1", 0, 10, None)
         .resource(15, 0, "0.1", None, "write", true)
         .release(0, "0.1", 20, 22)
-        .final_read(30, 0, 1);
+        .acquire(1, "1.1", 23, 24, None)
+        .resource(25, 1, "1.1", None, "write", true)
+        .release(1, "1.1", 26, 27)
+        .final_read(30, 0, 2);
     let r = check(&h.ops);
-    assert_eq!(r.valid, Validity::Valid);
-    assert_eq!(r.final_read.unwrap().recorded, 1);
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.unknown_reasons);
+    assert_eq!(r.final_read.unwrap().recorded, 2);
 }
 
 #[test]

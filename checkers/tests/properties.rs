@@ -1,7 +1,8 @@
 //! Properties of the checkers over generated histories: a correct lock's history (serial
 //! critical sections, failed and unknown attempts, clients that crash holding the lock) is never
-//! called invalid; one injected violation is always found; and no input, however broken, makes
-//! the checkers panic or call it invalid.
+//! called invalid, and is valid exactly when two clients held the lock; one injected violation
+//! is always found (a reused token among them); a missing record or final read is never valid;
+//! and no input, however broken, makes the checkers panic or call it invalid.
 
 use lockpick_checkers::{check, check_reader, Op, OpType, Process, Validity, F};
 use proptest::prelude::*;
@@ -59,7 +60,7 @@ impl Builder {
             Process::named("harness"),
             OpType::Info,
             F::Setup,
-            json!({"lock": "x", "token": "t", "ttl_ms": 1000, "fencing": "off"}),
+            json!({"lock": "x", "token": "t", "ttl_ms": 1000, "fencing": "off", "nemesis": "none"}),
         );
         b
     }
@@ -72,6 +73,39 @@ impl Builder {
             ..Op::new(self.time, process, kind, f, value)
         });
         self.time
+    }
+
+    /// The harness's final read: it agrees with every access recorded.
+    fn final_read(&mut self) {
+        let applied = self.seq;
+        self.push(
+            Process::named("harness"),
+            OpType::Ok,
+            F::FinalRead,
+            json!({"value": 0, "applied": applied}),
+        );
+    }
+
+    /// The clients that ever held the lock.
+    fn holders(&self) -> std::collections::BTreeSet<u64> {
+        self.ops
+            .iter()
+            .filter(|op| op.f == F::Acquire && op.kind == OpType::Ok)
+            .filter_map(|op| match op.process {
+                Process::Client(p) => Some(p),
+                Process::Named(_) => None,
+            })
+            .collect()
+    }
+
+    /// The history without the operation at `at`, renumbered.
+    fn without(&self, at: usize) -> Vec<Op> {
+        let mut ops = self.ops.clone();
+        ops.remove(at);
+        for (i, op) in ops.iter_mut().enumerate() {
+            op.index = i as u64;
+        }
+        ops
     }
 
     fn acquisition(&mut self, client: u64) -> String {
@@ -179,14 +213,62 @@ fn correct_history(turns: &[Turn], tokens: bool) -> Builder {
     b
 }
 
+/// A correct history that ends, as a run does, with its final read.
+fn finished_history(turns: &[Turn], tokens: bool) -> Builder {
+    let mut b = correct_history(turns, tokens);
+    b.final_read();
+    b
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
-    fn a_correct_locks_history_is_valid(turns in prop::collection::vec(turn(), 0..60), tokens: bool) {
-        let b = correct_history(&turns, tokens);
+    fn a_correct_locks_history_is_valid_once_two_clients_held_it(turns in prop::collection::vec(turn(), 0..60), tokens: bool) {
+        let b = finished_history(&turns, tokens);
         let results = check(&b.ops);
-        prop_assert_eq!(results.valid, Validity::Valid, "{:#?}", results);
+        if b.holders().len() >= 2 {
+            prop_assert_eq!(results.valid, Validity::Valid, "{:#?}", results);
+        } else {
+            // Mutual exclusion was never exercised: not proven, never a violation.
+            prop_assert_eq!(results.valid, Validity::Unknown);
+            prop_assert!(results.unknown_reasons.iter().any(|r| r.contains("held the lock")));
+        }
+    }
+
+    #[test]
+    fn a_correct_history_of_a_lock_that_reuses_a_token_is_invalid(turns in prop::collection::vec(turn(), 0..60), pick: (prop::sample::Index, prop::sample::Index)) {
+        let mut b = finished_history(&turns, true);
+        let grants: Vec<usize> = (0..b.ops.len())
+            .filter(|&i| b.ops[i].f == F::Acquire && b.ops[i].kind == OpType::Ok)
+            .collect();
+        prop_assume!(grants.len() >= 2);
+        let (i, j) = (pick.0.index(grants.len()), pick.1.index(grants.len()));
+        prop_assume!(i != j);
+        // Grant j is handed grant i's token; everything else stays serial and correct.
+        let token = b.ops[grants[i]].value["token"].clone();
+        b.ops[grants[j]].value["token"] = token;
+        let results = check(&b.ops);
+        prop_assert_eq!(results.valid, Validity::Invalid);
+        prop_assert!(results.token_violations.unwrap().reused >= 1);
+    }
+
+    #[test]
+    fn a_history_missing_any_access_record_is_never_valid(turns in prop::collection::vec(turn(), 1..60), tokens: bool, pick: prop::sample::Index) {
+        let b = finished_history(&turns, tokens);
+        let records: Vec<usize> = (0..b.ops.len()).filter(|&i| b.ops[i].f == F::Access).collect();
+        prop_assume!(!records.is_empty());
+        let results = check(&b.without(records[pick.index(records.len())]));
+        prop_assert_ne!(results.valid, Validity::Valid);
+        prop_assert!(results.unknown_reasons.iter().any(|r| r.contains("missing")), "{:?}", results.unknown_reasons);
+    }
+
+    #[test]
+    fn dropping_the_final_read_makes_a_history_unknown(turns in prop::collection::vec(turn(), 1..60), tokens: bool) {
+        let b = finished_history(&turns, tokens);
+        let results = check(&b.without(b.ops.len() - 1));
+        prop_assert_eq!(results.valid, Validity::Unknown);
+        prop_assert!(results.unknown_reasons.contains(&"the run ended before its final read".to_string()));
     }
 
     #[test]
@@ -230,7 +312,7 @@ proptest! {
 
     #[test]
     fn a_damaged_history_never_panics(turns in prop::collection::vec(turn(), 1..30), cut in 0usize..5000, flips in prop::collection::vec((0usize..5000, any::<u8>()), 0..5)) {
-        let b = correct_history(&turns, true);
+        let b = finished_history(&turns, true);
         let mut text: Vec<u8> = b.ops.iter().flat_map(|op| (op.to_json_line() + "\n").into_bytes()).collect();
         for (at, byte) in flips {
             if !text.is_empty() {

@@ -1,0 +1,379 @@
+//! Builds the model one operation at a time, so a history can be judged while it is read,
+//! keeping only what the checkers need rather than every line.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Access, AccessKind, FaultWindow, FinalState, Hold, Lease, Model};
+use crate::history::{line_of, Malformed, Op, OpType, Process, F};
+
+#[derive(Deserialize)]
+struct ClientValue {
+    acquisition: String,
+    #[serde(default)]
+    token: Option<u64>,
+    #[serde(default)]
+    lease: Option<Lease>,
+    #[serde(default)]
+    granted_after: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct RenewValue {
+    acquisition: String,
+    lease: Lease,
+}
+
+#[derive(Deserialize)]
+struct AccessValue {
+    seq: u64,
+    process: u64,
+    acquisition: String,
+    #[serde(default)]
+    token: Option<u64>,
+    op: AccessKind,
+    #[serde(default)]
+    value: i64,
+}
+
+#[derive(Deserialize)]
+struct FaultValue {
+    id: u64,
+    fault: String,
+    #[serde(default)]
+    targets: Vec<String>,
+    #[serde(default)]
+    nemesis: Option<String>,
+    #[serde(default)]
+    effective: Option<bool>,
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(op: &Op) -> Result<T, Malformed> {
+    T::deserialize(&op.value).map_err(|e| {
+        Malformed::at(
+            line_of(op),
+            format!("bad value for {:?} {:?}: {e}", op.kind, op.f),
+        )
+    })
+}
+
+/// A client's open invocation: its completion must match it.
+struct Pending {
+    f: F,
+    acquisition: String,
+    time: u64,
+    index: u64,
+}
+
+/// Takes a history's operations in order and builds its model.
+#[derive(Default)]
+pub struct Builder {
+    model: Model,
+    pending: HashMap<u64, Pending>,
+    /// Index into model.holds of the hold each client currently believes it has.
+    holding: HashMap<u64, usize>,
+    last_event: HashMap<u64, (u64, u64)>,
+}
+
+/// Builds the model of a history, or says which line makes that impossible.
+pub fn build(ops: &[Op]) -> Result<Model, Malformed> {
+    let mut builder = Builder::default();
+    for op in ops {
+        builder.push(op)?;
+    }
+    builder.finish()
+}
+
+impl Builder {
+    /// Adds the next operation of the history.
+    pub fn push(&mut self, op: &Op) -> Result<(), Malformed> {
+        self.model.operations += 1;
+        self.model.end = self.model.end.max(op.time);
+        match &op.process {
+            Process::Client(p) => {
+                self.last_event.insert(*p, (op.time, op.index));
+                self.client_op(op, *p)
+            }
+            Process::Named(name) => self.named_op(op, name),
+        }
+    }
+
+    /// The model of everything pushed, checked for consistency as a whole.
+    pub fn finish(self) -> Result<Model, Malformed> {
+        let Builder {
+            mut model,
+            pending,
+            holding,
+            last_event,
+        } = self;
+        for (p, i) in holding {
+            let (time, index) = last_event[&p];
+            let hold = &mut model.holds[i];
+            hold.end = time;
+            hold.end_index = index;
+        }
+        let mut incomplete: Vec<u64> = pending.values().map(|op| op.index).collect();
+        incomplete.sort_unstable();
+        model.incomplete = incomplete;
+        model.accesses.sort_by_key(|a| a.seq);
+        if let Some(pair) = model.accesses.windows(2).find(|w| w[0].seq == w[1].seq) {
+            return Err(Malformed::at(
+                line_of_index(pair[1].index),
+                format!(
+                    "the resource reported sequence number {} twice",
+                    pair[1].seq
+                ),
+            ));
+        }
+        for access in &model.accesses {
+            if !model.hold_index.contains_key(&access.acquisition) {
+                return Err(Malformed::at(
+                    line_of_index(access.index),
+                    format!(
+                        "the resource saw acquisition {} that no client was granted",
+                        access.acquisition
+                    ),
+                ));
+            }
+        }
+        Ok(model)
+    }
+
+    fn end_hold(&mut self, i: usize, op: &Op, released: bool) {
+        let hold = &mut self.model.holds[i];
+        hold.end = op.time;
+        hold.end_index = op.index;
+        hold.released |= released;
+    }
+
+    fn client_op(&mut self, op: &Op, p: u64) -> Result<(), Malformed> {
+        let line = line_of(op);
+        if op.f == F::Renew {
+            return self.renew(op, p);
+        }
+        if !matches!(op.f, F::Acquire | F::Read | F::Write | F::Release) {
+            return Err(Malformed::at(
+                line,
+                format!("a client cannot perform {:?}", op.f),
+            ));
+        }
+        let value: ClientValue = parse(op)?;
+        if op.kind == OpType::Invoke {
+            if let Some(open) = self.pending.get(&p) {
+                return Err(Malformed::at(
+                    line,
+                    format!(
+                        "client {p} invoked again while its operation at line {} is open",
+                        line_of_index(open.index)
+                    ),
+                ));
+            }
+            match op.f {
+                F::Acquire => {
+                    // A client that tries to acquire again no longer believes it holds the lock.
+                    if let Some(i) = self.holding.remove(&p) {
+                        self.end_hold(i, op, false);
+                    }
+                }
+                F::Release => {
+                    let Some(&i) = self.model.hold_index.get(&value.acquisition) else {
+                        return Err(Malformed::at(
+                            line,
+                            format!(
+                                "release of acquisition {} that was never granted",
+                                value.acquisition
+                            ),
+                        ));
+                    };
+                    if self.holding.get(&p) == Some(&i) {
+                        self.holding.remove(&p);
+                        self.end_hold(i, op, true);
+                    }
+                }
+                _ => {}
+            }
+            let pending = Pending {
+                f: op.f,
+                acquisition: value.acquisition,
+                time: op.time,
+                index: op.index,
+            };
+            self.pending.insert(p, pending);
+            return Ok(());
+        }
+
+        let Some(invoke) = self.pending.remove(&p) else {
+            return Err(Malformed::at(
+                line,
+                format!("client {p} completed an operation it never invoked"),
+            ));
+        };
+        if invoke.f != op.f || invoke.acquisition != value.acquisition {
+            return Err(Malformed::at(
+                line,
+                format!(
+                    "completion {:?} of acquisition {} does not match the invoke at line {}",
+                    op.f,
+                    value.acquisition,
+                    line_of_index(invoke.index)
+                ),
+            ));
+        }
+        if op.f == F::Acquire && op.kind == OpType::Ok {
+            if self.model.hold_index.contains_key(&value.acquisition) {
+                return Err(Malformed::at(
+                    line,
+                    format!("acquisition {} granted twice", value.acquisition),
+                ));
+            }
+            let i = self.model.holds.len();
+            self.model.hold_index.insert(value.acquisition.clone(), i);
+            self.holding.insert(p, i);
+            self.model.holds.push(Hold {
+                acquisition: value.acquisition,
+                process: p,
+                token: value.token,
+                invoked: invoke.time,
+                granted_after: value.granted_after.unwrap_or(0).max(invoke.time),
+                start: op.time,
+                end: op.time,
+                released: false,
+                start_index: op.index,
+                end_index: op.index,
+                lease: value.lease,
+                renewals: 0,
+                lease_recorded: op.time,
+            });
+        }
+        Ok(())
+    }
+
+    /// A background renewal of a lease: it moves the bounds of the acquisition's lease.
+    fn renew(&mut self, op: &Op, p: u64) -> Result<(), Malformed> {
+        let line = line_of(op);
+        if op.kind != OpType::Ok {
+            return Err(Malformed::at(
+                line,
+                format!("a renewal is recorded as ok, not {:?}", op.kind),
+            ));
+        }
+        let value: RenewValue = parse(op)?;
+        let hold = match self.model.hold_index.get(&value.acquisition) {
+            Some(&i) if self.model.holds[i].process == p => &mut self.model.holds[i],
+            _ => {
+                return Err(Malformed::at(
+                    line,
+                    format!(
+                        "client {p} renewed acquisition {} that it was never granted",
+                        value.acquisition
+                    ),
+                ))
+            }
+        };
+        hold.renewals += 1;
+        let renewed = value.lease;
+        hold.lease = Some(match hold.lease {
+            None => renewed,
+            Some(known) => Lease {
+                live_until: known.live_until.max(renewed.live_until),
+                expires_by: if op.time >= hold.lease_recorded {
+                    renewed.expires_by
+                } else {
+                    known.expires_by
+                },
+            },
+        });
+        hold.lease_recorded = hold.lease_recorded.max(op.time);
+        Ok(())
+    }
+
+    fn named_op(&mut self, op: &Op, name: &str) -> Result<(), Malformed> {
+        let line = line_of(op);
+        let model = &mut self.model;
+        match (name, op.f) {
+            (Process::HARNESS, F::Setup) => {
+                model.setup = Some(parse(op)?);
+            }
+            (Process::HARNESS, F::FinalRead) if op.kind == OpType::Ok => {
+                model.final_state = Some(parse::<FinalState>(op)?);
+            }
+            (Process::HARNESS, F::FinalRead) => {
+                let error = match op.value.get("error") {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(other) => other.to_string(),
+                    None => "no reason given".to_string(),
+                };
+                model.final_read_error = Some(error);
+            }
+            (Process::RESOURCE, F::Access) => {
+                let accepted = match op.kind {
+                    OpType::Ok => true,
+                    OpType::Fail => false,
+                    other => {
+                        return Err(Malformed::at(
+                            line,
+                            format!("a resource access is ok or fail, not {other:?}"),
+                        ))
+                    }
+                };
+                let v: AccessValue = parse(op)?;
+                model.accesses.push(Access {
+                    seq: v.seq,
+                    index: op.index,
+                    time: op.time,
+                    process: v.process,
+                    acquisition: v.acquisition,
+                    token: v.token,
+                    kind: v.op,
+                    accepted,
+                    value: v.value,
+                });
+            }
+            (Process::NEMESIS, F::Start) => {
+                let v: FaultValue = parse(op)?;
+                model.faults.push(FaultWindow {
+                    id: v.id,
+                    fault: v.fault,
+                    targets: v.targets,
+                    start: op.time,
+                    stop: None,
+                    nemesis: v.nemesis,
+                    effective: v.effective,
+                });
+            }
+            (Process::NEMESIS, F::Stop) => {
+                let v: FaultValue = parse(op)?;
+                let Some(window) = model
+                    .faults
+                    .iter_mut()
+                    .rev()
+                    .find(|w| w.id == v.id && w.stop.is_none())
+                else {
+                    return Err(Malformed::at(
+                        line,
+                        format!("stop of fault {} that never started", v.id),
+                    ));
+                };
+                window.stop = Some(op.time);
+                window.effective = match (window.effective, v.effective) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (known, None) => known,
+                    (_, Some(true)) => Some(true),
+                };
+            }
+            _ => {
+                return Err(Malformed::at(
+                    line,
+                    format!("{name} cannot perform {:?}", op.f),
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+fn line_of_index(index: u64) -> usize {
+    index as usize + 1
+}

@@ -1,0 +1,198 @@
+//! What a history says happened, in the terms the checkers reason about: holds (from a client's
+//! successful acquire until it stopped believing it held the lock), the resource's accesses in
+//! apply order, and fault windows. Building the model is where a history is found malformed;
+//! the checkers themselves only ever see a consistent model.
+
+mod builder;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use builder::{build, Builder};
+
+/// What the lock's own protocol promises about a lease, on the run clock (see
+/// `checkers/HISTORY.md` for the rule of each lock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// The lease is certainly still held until at least then.
+    pub live_until: u64,
+    /// The lease has certainly ended by then; `None` when the client cannot bound it.
+    pub expires_by: Option<u64>,
+}
+
+/// One successful acquisition, as its client believed it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hold {
+    pub acquisition: String,
+    pub process: u64,
+    /// The fencing token the lock service handed out, if it hands any out.
+    pub token: Option<u64>,
+    /// When the successful acquire attempt was invoked: the grant happened after this.
+    pub invoked: u64,
+    /// A lower bound of the grant: the client's own `granted_after` when it gave one (a queued
+    /// lock's last check that still saw a predecessor), else `invoked`.
+    pub granted_after: u64,
+    /// When the client learned it held the lock (the acquire's `ok`).
+    pub start: u64,
+    /// When the client stopped believing it held the lock: its release invoke, or, if it never
+    /// released, its next acquire invoke or its last event of all.
+    pub end: u64,
+    /// Whether the hold ended with a release invoke.
+    pub released: bool,
+    pub start_index: u64,
+    pub end_index: u64,
+    /// The lease as its acquire and renewals recorded it: `live_until` the latest of them all,
+    /// `expires_by` that of the latest record. `None` when the client recorded no lease.
+    pub lease: Option<Lease>,
+    /// How many background renewals the client recorded for this acquisition.
+    pub renewals: u64,
+    /// Time of the latest lease record (the acquire's `ok` or a renewal).
+    #[serde(skip)]
+    pub(crate) lease_recorded: u64,
+}
+
+impl Hold {
+    /// True when this hold was certainly granted after `other` was: by token when both have
+    /// one and they differ, else by real time (this grant came after the moment the other's
+    /// grant was known).
+    pub fn granted_after(&self, other: &Hold) -> bool {
+        match (self.token, other.token) {
+            (Some(mine), Some(theirs)) if mine != theirs => mine > theirs,
+            _ => self.granted_after > other.start,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessKind {
+    Read,
+    Write,
+}
+
+/// One access as the resource applied or rejected it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Access {
+    /// The resource's serial order.
+    pub seq: u64,
+    pub index: u64,
+    pub time: u64,
+    pub process: u64,
+    pub acquisition: String,
+    pub token: Option<u64>,
+    pub kind: AccessKind,
+    pub accepted: bool,
+    /// The resource's value after the access.
+    pub value: i64,
+}
+
+/// A fault from its start to its stop (or to the end of the history if it never stopped).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FaultWindow {
+    pub id: u64,
+    pub fault: String,
+    pub targets: Vec<String>,
+    pub start: u64,
+    pub stop: Option<u64>,
+    /// The nemesis (as named in the setup line) that started it, when the start line says.
+    pub nemesis: Option<String>,
+    /// Whether the fault was seen to take hold: `false` if its start or its stop said so,
+    /// `true` if one said so and none said `false`, `None` if neither said.
+    pub effective: Option<bool>,
+}
+
+impl FaultWindow {
+    pub fn active_during(&self, from: u64, to: u64) -> bool {
+        self.start <= to && self.stop.is_none_or(|stop| stop >= from)
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{} of {}", self.fault, self.targets.join(", "))
+    }
+}
+
+/// The run's own description of itself, from the `setup` operation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    #[serde(default)]
+    pub lock: String,
+    /// Which fencing token the lock gives, e.g. "none" or "the lock key's create revision".
+    #[serde(default)]
+    pub token: String,
+    #[serde(default)]
+    pub ttl_ms: u64,
+    /// "on" or "off": whether the resource rejects lower tokens.
+    #[serde(default)]
+    pub fencing: String,
+    /// The nemeses asked for, joined by `+`; `"none"` for none. Absent in old histories.
+    #[serde(default)]
+    pub nemesis: Option<String>,
+    /// The longest a lease can outlive the last moment its holder's process ran; `None` when
+    /// the lock renews nothing (the acquire's own `expires_by` bounds it) or it is not known.
+    #[serde(default)]
+    pub lease_silence_ms: Option<u64>,
+}
+
+impl Setup {
+    /// Whether the lock promises fencing tokens.
+    pub fn gives_tokens(&self) -> bool {
+        !self.token.is_empty() && self.token != "none"
+    }
+
+    /// The nemeses asked for, by name; empty for `none` or an old history without the field.
+    pub fn nemeses(&self) -> Vec<&str> {
+        match self.nemesis.as_deref() {
+            None | Some("none") | Some("") => Vec::new(),
+            Some(names) => names.split('+').filter(|n| !n.is_empty()).collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Model {
+    pub setup: Option<Setup>,
+    pub holds: Vec<Hold>,
+    pub accesses: Vec<Access>,
+    pub faults: Vec<FaultWindow>,
+    /// Indexes of client invocations that never completed (the client died or the run ended).
+    pub incomplete: Vec<u64>,
+    /// Time of the last operation.
+    pub end: u64,
+    /// What the final read of the resource saw, if the run made one.
+    pub final_state: Option<FinalState>,
+    /// Why the final read failed, when the harness recorded it as failed (the resource died).
+    pub final_read_error: Option<String>,
+    /// How many operations the history holds, the setup line included.
+    pub operations: usize,
+    /// Index into `holds` by acquisition.
+    #[serde(skip)]
+    pub(crate) hold_index: HashMap<String, usize>,
+}
+
+/// The resource's value and count of applied accesses, read after the clients stopped.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FinalState {
+    pub value: i64,
+    pub applied: u64,
+}
+
+impl Model {
+    pub fn hold(&self, acquisition: &str) -> Option<&Hold> {
+        match self.hold_index.get(acquisition) {
+            Some(&i) => self.holds.get(i),
+            // A model assembled by hand, not by `build`, has no index.
+            None if self.hold_index.is_empty() => {
+                self.holds.iter().find(|h| h.acquisition == acquisition)
+            }
+            None => None,
+        }
+    }
+
+    pub fn faults_during(&self, from: u64, to: u64) -> Vec<&FaultWindow> {
+        self.faults
+            .iter()
+            .filter(|w| w.active_during(from, to))
+            .collect()
+    }
+}

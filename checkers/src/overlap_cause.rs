@@ -1,0 +1,142 @@
+//! Why two clients held the lock at once, as far as the history proves it (the rules are in
+//! `checkers/HISTORY.md`). With A the earlier holder and B the later one:
+//!
+//! - *granted under a live lease*: B's acquire completed while A's lease was certainly live
+//!   (before A's latest `live_until`), and the grants certainly overlapped: A's acquire
+//!   completed before B's grant could have happened, or B's own lease was certainly live when A
+//!   learned of its grant. The lock service broke mutual exclusion.
+//! - *the holder outlived its lease*: A's lease had certainly ended (its latest `expires_by`,
+//!   tightened by a freeze of A's process and the lock's `lease_silence_ms`) by the earliest
+//!   moment B could have been granted. No lease-based lock prevents that; fencing is the defence.
+//! - otherwise *undecidable*, with why.
+
+use serde::Serialize;
+
+use crate::model::{Hold, Model};
+use crate::story::seconds;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverlapCause {
+    OutlivedLease,
+    GrantedUnderLiveLease,
+    Undecidable,
+}
+
+impl OverlapCause {
+    /// The class in words, for titles and tables.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OverlapCause::OutlivedLease => "the holder outlived its lease",
+            OverlapCause::GrantedUnderLiveLease => "granted under a live lease",
+            OverlapCause::Undecidable => "cause not decidable",
+        }
+    }
+}
+
+/// The earliest moment by which `first`'s lease had certainly ended, given that `later_grant`
+/// is when the other holder may first have been granted, and how that bound is known.
+pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(u64, String)> {
+    let recorded = first
+        .lease
+        .and_then(|l| l.expires_by)
+        .map(|t| (t, "by its latest lease record".to_string()));
+    let silence = model.setup.as_ref().and_then(|s| s.lease_silence_ms);
+    let target = format!("client {}", first.process);
+    // A frozen holder sends nothing: its lease outlives the freeze's start by at most the
+    // lock's lease silence, if the freeze was still on when the other grant could happen.
+    let frozen = silence.and_then(|silence| {
+        model
+            .faults
+            .iter()
+            .filter(|w| {
+                w.fault == "pause"
+                    && w.targets == [target.as_str()]
+                    && w.effective == Some(true)
+                    && w.start >= first.start
+                    && w.start <= later_grant
+                    && w.stop.is_none_or(|stop| stop >= later_grant)
+            })
+            .map(|w| {
+                let how = format!(
+                    "{target} was frozen from {} and its lease outlives silence by at most {silence} ms",
+                    seconds(w.start)
+                );
+                (w.start + silence * 1_000_000, how)
+            })
+            .min_by_key(|(t, _)| *t)
+    });
+    [recorded, frozen]
+        .into_iter()
+        .flatten()
+        .min_by_key(|(t, _)| *t)
+}
+
+/// Classifies the overlap of `first` (the earlier holder) with `second`.
+pub fn classify(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, String) {
+    let (a, b) = (first, second);
+    let Some(lease) = a.lease else {
+        return (
+            OverlapCause::Undecidable,
+            format!("no lease was recorded for acquisition {}", a.acquisition),
+        );
+    };
+    let under_live = b.start < lease.live_until;
+    let grants_overlap =
+        a.start <= b.granted_after || b.lease.is_some_and(|l| l.live_until > a.start);
+    let ended = lease_ended_by(model, a, b.granted_after);
+    let outlived = ended.as_ref().filter(|(t, _)| *t <= b.granted_after);
+    match (under_live && grants_overlap, outlived) {
+        (true, Some(_)) => (
+            OverlapCause::Undecidable,
+            format!(
+                "the lease records of {} and {} contradict each other",
+                a.acquisition, b.acquisition
+            ),
+        ),
+        (true, None) => (
+            OverlapCause::GrantedUnderLiveLease,
+            format!(
+                "{} was granted by {} while the lease of {} was certainly live until {}",
+                b.acquisition,
+                seconds(b.start),
+                a.acquisition,
+                seconds(lease.live_until)
+            ),
+        ),
+        (false, Some((t, how))) => (
+            OverlapCause::OutlivedLease,
+            format!(
+                "the lease of {} had certainly ended by {} ({how}), and {} was granted after {}",
+                a.acquisition,
+                seconds(*t),
+                b.acquisition,
+                seconds(b.granted_after)
+            ),
+        ),
+        (false, None) => (
+            OverlapCause::Undecidable,
+            undecided(a, b, ended, under_live),
+        ),
+    }
+}
+
+fn undecided(a: &Hold, b: &Hold, ended: Option<(u64, String)>, under_live: bool) -> String {
+    if under_live {
+        return format!(
+            "the grant order of {} and {} is uncertain, and the lease of {} may have ended before {} was granted",
+            a.acquisition, b.acquisition, b.acquisition, a.acquisition
+        );
+    }
+    match ended {
+        None => format!("no upper bound on the lease of {}", a.acquisition),
+        Some((t, _)) => format!(
+            "the lease of {} may have lasted until {}, and {} was granted between {} and {}",
+            a.acquisition,
+            seconds(t),
+            b.acquisition,
+            seconds(b.granted_after),
+            seconds(b.start)
+        ),
+    }
+}

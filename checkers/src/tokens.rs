@@ -1,0 +1,118 @@
+//! Fencing tokens as a promise. A lock that hands out tokens promises that a later grant gets a
+//! higher token: that is what lets a fenced resource reject a stale holder. Two acquisitions
+//! with the same token break the promise (the fence cannot tell them apart), and so does a token
+//! that goes down where the grant order is certain: A's acquire completed before B's acquire was
+//! invoked (or before B's `granted_after`), yet token(A) > token(B).
+//!
+//! Checked only when the setup line says the lock gives tokens; holds without a token are left
+//! out.
+
+use serde::Serialize;
+
+use crate::model::{Hold, Model};
+use crate::verdict::Validity;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TokenBreach {
+    /// Two acquisitions were handed the same token.
+    TokenReused,
+    /// A later grant got a lower token than an earlier one.
+    TokenWentBackwards,
+}
+
+impl TokenBreach {
+    /// The story kind and summary word: `token-reused` / `token-went-backwards`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenBreach::TokenReused => "token-reused",
+            TokenBreach::TokenWentBackwards => "token-went-backwards",
+        }
+    }
+}
+
+/// One broken promise: `earlier` was granted (or, for a reuse, acquired) first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TokenViolation {
+    pub breach: TokenBreach,
+    pub earlier: Hold,
+    pub later: Hold,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TokenViolations {
+    pub valid: Validity,
+    /// Whether the lock gives tokens, so that there was a promise to check.
+    pub checked: bool,
+    /// Pairs of acquisitions that share a token.
+    pub reused: usize,
+    /// Acquisitions granted, certainly later, a lower token than an earlier one.
+    pub went_backwards: usize,
+    pub violations: Vec<TokenViolation>,
+}
+
+/// Checks the tokens of every hold against the promise.
+pub fn check(model: &Model) -> TokenViolations {
+    let checked = model.setup.as_ref().is_some_and(|s| s.gives_tokens());
+    let mut violations = Vec::new();
+    if checked {
+        let mut with_token: Vec<(u64, &Hold)> = model
+            .holds
+            .iter()
+            .filter_map(|h| h.token.map(|t| (t, h)))
+            .collect();
+        with_token.sort_by_key(|(t, h)| (*t, h.start));
+        for pair in with_token.windows(2) {
+            if pair[0].0 == pair[1].0 {
+                violations.push(violation(TokenBreach::TokenReused, pair[0].1, pair[1].1));
+            }
+        }
+        went_backwards(&with_token, &mut violations);
+    }
+    let count = |breach| violations.iter().filter(|v| v.breach == breach).count();
+    TokenViolations {
+        valid: if violations.is_empty() {
+            Validity::Valid
+        } else {
+            Validity::Invalid
+        },
+        checked,
+        reused: count(TokenBreach::TokenReused),
+        went_backwards: count(TokenBreach::TokenWentBackwards),
+        violations,
+    }
+}
+
+fn violation(breach: TokenBreach, earlier: &Hold, later: &Hold) -> TokenViolation {
+    TokenViolation {
+        breach,
+        earlier: earlier.clone(),
+        later: later.clone(),
+    }
+}
+
+/// For each hold B, the highest token among holds whose acquire completed before B's grant
+/// could have happened; one violation per B that got less. Sorting both ways makes it
+/// O(n log n).
+fn went_backwards(with_token: &[(u64, &Hold)], violations: &mut Vec<TokenViolation>) {
+    let mut by_completion: Vec<&(u64, &Hold)> = with_token.iter().collect();
+    by_completion.sort_by_key(|(_, h)| h.start);
+    let mut by_grant: Vec<&(u64, &Hold)> = with_token.iter().collect();
+    by_grant.sort_by_key(|(_, h)| (h.granted_after, h.start));
+    let mut highest: Option<&(u64, &Hold)> = None;
+    let mut next = 0;
+    for later in by_grant {
+        while next < by_completion.len() && by_completion[next].1.start < later.1.granted_after {
+            let candidate = by_completion[next];
+            if highest.is_none_or(|h| candidate.0 > h.0) {
+                highest = Some(candidate);
+            }
+            next += 1;
+        }
+        if let Some(&(token, earlier)) = highest {
+            if token > later.0 {
+                violations.push(violation(TokenBreach::TokenWentBackwards, earlier, later.1));
+            }
+        }
+    }
+}
