@@ -30,6 +30,9 @@ pub fn render(results: &Results) -> String {
         return out;
     }
     let _ = writeln!(out, "verdict: {verdict}");
+    for reason in &results.unknown_reasons {
+        let _ = writeln!(out, "  not proven: {reason}");
+    }
     let _ = writeln!(
         out,
         "  operations: {}; incomplete (outcome unknown, client died or run ended): {}",
@@ -43,6 +46,14 @@ pub fn render(results: &Results) -> String {
             o.overlaps.len(),
             o.holds
         );
+        if !o.overlaps.is_empty() {
+            let _ = writeln!(
+                out,
+                "    by cause: {} holder(s) outlived their lease, {} granted under a live lease \
+                 (the lock service broke mutual exclusion), {} not decidable",
+                o.outlived_lease, o.granted_under_live_lease, o.undecidable
+            );
+        }
         if let Some(first) = o.overlaps.first() {
             let _ = writeln!(out, "    first: {}", hold(&first.first));
             let _ = writeln!(out, "       and {}", hold(&first.second));
@@ -88,6 +99,15 @@ pub fn render(results: &Results) -> String {
                 v.overtaken_by.process,
                 v.newer_holder.acquisition,
                 token(&v.newer_holder),
+            );
+        }
+    }
+    if let Some(t) = results.token_violations.as_ref().filter(|t| t.checked) {
+        if t.reused + t.went_backwards > 0 {
+            let _ = writeln!(
+                out,
+                "  fencing tokens broke their promise: {} reused, {} went backwards",
+                t.reused, t.went_backwards
             );
         }
     }

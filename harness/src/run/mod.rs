@@ -143,6 +143,7 @@ fn decide(results: &mut Results, interrupted: bool, crashed_clients: &[String]) 
     if results.valid == Validity::Valid && !reasons.is_empty() {
         results.valid = Validity::Unknown;
     }
+    results.unknown_reasons.extend(reasons.iter().cloned());
     reasons
 }
 
