@@ -20,6 +20,7 @@ mod run;
 mod run_prefix;
 mod runtime;
 mod schedule;
+mod schedule_check;
 mod service;
 mod store;
 mod summary;

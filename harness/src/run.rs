@@ -127,15 +127,11 @@ pub fn preflight(config: &RunConfig) -> Result<()> {
 pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     preflight(config)?;
     let prefix = RunPrefix::claim()?;
-    let dir = store::create_run_dir(&config.store, &config.name())?;
-    fs::write(
-        dir.join(store::COMMAND),
-        shell_words(&config.command) + "\n",
-    )?;
-    fs::write(
-        dir.join(store::CONFIG),
-        serde_json::to_string_pretty(config)? + "\n",
-    )?;
+    let files = [
+        (store::COMMAND, shell_words(&config.command) + "\n"),
+        (store::CONFIG, serde_json::to_string_pretty(config)? + "\n"),
+    ];
+    let dir = store::create_run_dir(&config.store, &config.name(), &files)?;
     eprintln!(
         "lockpick: {} with {} clients, TTL {:?}, fencing {:?}, seed {}, for {:?} (run {}, in {})",
         config.name(),
@@ -496,9 +492,12 @@ impl Workload {
     fn note_crashed_clients(&mut self, timed_out: bool) {
         let wait = Duration::from_millis(if self.open_clients == 0 { 1000 } else { 0 });
         let processes: Vec<u64> = self.cluster.slots.values().copied().collect();
-        for process in processes {
-            let role = Role::Client(process);
-            match self.cluster.children.exit_status(&role, wait) {
+        let roles: Vec<Role> = processes.iter().map(|p| Role::Client(*p)).collect();
+        // One deadline for all of them: waiting per client took a second each when a run was
+        // interrupted before it had counted its clients' streams.
+        let statuses = self.cluster.children.exit_statuses(&roles, wait);
+        for (process, status) in processes.into_iter().zip(statuses) {
+            match status {
                 Some(status) if !status.success() => self.crashed_clients.push(format!(
                     "client {process} exited with {status} (see logs/client-{process}.log)"
                 )),

@@ -38,6 +38,10 @@ pub struct Window {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
     pub seed: u64,
+    /// The lock the schedule was drawn for (`redis`, …); absent in schedules stored before it
+    /// was recorded. A replay refuses a schedule drawn for another lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<String>,
     pub windows: Vec<Window>,
 }
 
@@ -87,6 +91,7 @@ impl Schedule {
         windows.sort_by_key(|w| (w.start_ms, w.nemesis));
         Schedule {
             seed: config.seed,
+            lock: Some(config.lock.name().to_string()),
             windows,
         }
     }
