@@ -71,7 +71,7 @@ pub fn check_writable(store: &Path, name: &str) -> Result<()> {
         )));
     }
     if let Ok(stats) = nix::sys::statvfs::statvfs(existing) {
-        let free = stats.blocks_available() as u64 * stats.fragment_size() as u64;
+        let free = stats.blocks_available() * stats.fragment_size();
         if free < MIN_FREE_BYTES {
             return Err(bad(format!(
                 "--store {shown}: the file system of {} is full ({} KiB free)",
@@ -143,8 +143,8 @@ fn fill(store: &Path, name: &str, dir: &Path, files: &[(&str, String)]) -> Resul
         fs::write(&path, contents).map_err(|e| failed(&path, e))?;
     }
     let leaf = dir.file_name().expect("has a name");
-    point_latest(&store.join(name).join("latest"), Path::new(leaf)).map_err(|e| bad(e))?;
-    point_latest(&store.join("latest"), &Path::new(name).join(leaf)).map_err(|e| bad(e))?;
+    point_latest(&store.join(name).join("latest"), Path::new(leaf)).map_err(bad)?;
+    point_latest(&store.join("latest"), &Path::new(name).join(leaf)).map_err(bad)?;
     Ok(())
 }
 
