@@ -76,21 +76,38 @@ impl Children {
             .map(Spawned::pid)
     }
 
-    /// How the process with this role exited, waiting up to `wait` for it; `None` if it is still
-    /// running (or unknown).
-    pub fn exit_status(&mut self, role: &Role, wait: Duration) -> Option<std::process::ExitStatus> {
-        let spawned = self.spawned.iter_mut().find(|s| &s.role == role)?;
+    /// How each process with these roles exited, waiting up to `wait` in all (one deadline
+    /// for every one of them, however many); `None` for one still running (or unknown).
+    pub fn exit_statuses(
+        &mut self,
+        roles: &[Role],
+        wait: Duration,
+    ) -> Vec<Option<std::process::ExitStatus>> {
         let deadline = Instant::now() + wait;
+        let mut statuses = vec![None; roles.len()];
         loop {
-            match spawned.child.try_wait() {
-                Ok(Some(status)) => return Some(status),
-                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
-                _ => return None,
+            let mut running = false;
+            for (role, status) in roles.iter().zip(statuses.iter_mut()) {
+                if status.is_some() {
+                    continue;
+                }
+                if let Some(s) = self.spawned.iter_mut().find(|s| &s.role == role) {
+                    match s.child.try_wait() {
+                        Ok(Some(exit)) => *status = Some(exit),
+                        Ok(None) => running = true,
+                        Err(_) => {}
+                    }
+                }
             }
+            if !running || Instant::now() >= deadline {
+                return statuses;
+            }
+            thread::sleep(Duration::from_millis(10));
         }
     }
 
-    /// Stops every process whose role matches, giving each `grace` to exit after SIGTERM.
+    /// Stops every process whose role matches: signals every one of them first, then waits
+    /// for all together, `grace` in all (not per process), and kills what is left.
     pub fn stop(&mut self, matches: impl Fn(&Role) -> bool, grace: Duration) {
         let (mut stopping, keep): (Vec<Spawned>, Vec<Spawned>) =
             self.spawned.drain(..).partition(|s| matches(&s.role));

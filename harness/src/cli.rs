@@ -95,10 +95,10 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 5)]
     pub clients: u32,
     /// Lease time of the lock (e.g. `1s`, `500ms`).
-    #[arg(long, default_value = "1s")]
+    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = duration_word)]
     pub ttl: String,
     /// How long clients contend for the lock before the heal phase (e.g. `30s`, `2m`).
-    #[arg(long, default_value = "30s")]
+    #[arg(long, default_value = "30s", allow_hyphen_values = true, value_parser = duration_word)]
     pub time_limit: String,
     /// Whether the protected resource checks fencing tokens.
     #[arg(long, value_enum, default_value = "off")]
@@ -107,26 +107,26 @@ pub struct RunArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Time a client spends between its read and its write of the resource.
-    #[arg(long, default_value = "100ms")]
+    #[arg(long, default_value = "100ms", allow_hyphen_values = true, value_parser = duration_word)]
     pub work: String,
     /// How long each fault lasts: a pause, a partition, a kill's downtime, a clock jump
     /// [default: twice the TTL].
-    #[arg(long, alias = "pause")]
+    #[arg(long, alias = "pause", allow_hyphen_values = true, value_parser = duration_word)]
     pub fault_duration: Option<String>,
     /// Mean quiet time between two faults of a nemesis (each is drawn from 0.5x to 1.5x this).
-    #[arg(long, default_value = "1s")]
+    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = duration_word)]
     pub fault_interval: String,
     /// Time at the end of the run with every fault healed, while clients go on.
-    #[arg(long, default_value = "1s")]
+    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = duration_word)]
     pub quiet: String,
     /// Partitions drop packets, or reject them with a TCP reset.
     #[arg(long, value_enum, default_value = "drop")]
     pub partition_mode: PartitionMode,
     /// How far clock nemeses move a clock [default: twice the TTL].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub clock_jump: Option<String>,
     /// How long delay-holder-write holds the holder's traffic [default: twice the TTL].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub delay: Option<String>,
     /// Percent of packets the loss nemesis drops.
     #[arg(long, default_value_t = 30)]
@@ -137,7 +137,7 @@ pub struct RunArgs {
     pub schedule: Option<PathBuf>,
     /// Client-side timeout of each request to a lock service or the resource; must be shorter
     /// than the TTL [default: half the TTL, at most 1s].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub op_timeout: Option<String>,
     /// Folder that keeps every run (`<store>/<lock>-<nemesis>/<time>/`).
     #[arg(long, default_value = "store")]
@@ -178,11 +178,11 @@ pub struct CompareArgs {
     #[arg(long, default_value = "on")]
     pub fencing: String,
     /// Time limit of each cell.
-    #[arg(long, default_value = "10s")]
+    #[arg(long, default_value = "10s", allow_hyphen_values = true, value_parser = duration_word)]
     pub time_limit: String,
     #[arg(long, default_value_t = 5)]
     pub clients: u32,
-    #[arg(long, default_value = "1s")]
+    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = duration_word)]
     pub ttl: String,
     /// One seed for every cell; random if not given.
     #[arg(long)]
@@ -254,4 +254,14 @@ pub struct ResourceArgs {
     pub fencing: Fencing,
     #[arg(long)]
     pub origin_ns: u64,
+}
+
+/// A duration flag's word, as typed. Duration flags take words that start with `-`, so that
+/// `--ttl -1s` is refused by the duration parser under the flag's own name; a following flag
+/// (`--ttl --store x`) is still a missing value, not a duration.
+fn duration_word(text: &str) -> Result<String, String> {
+    if text.starts_with("--") {
+        return Err(format!("a duration is needed here, not the flag {text}"));
+    }
+    Ok(text.to_string())
 }

@@ -66,6 +66,11 @@ fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error
 }
 
 pub const MAX_CLIENTS: u32 = 200;
+/// The shortest request timeout the client can honour (its per-node timeout's floor).
+pub const MIN_OP_TIMEOUT: Duration = Duration::from_millis(5);
+/// The most fault windows a run may draw: more is a typo in a flag, and would take memory
+/// without bound.
+pub const MAX_WINDOWS: u64 = 100_000;
 
 impl RunConfig {
     pub fn from_args(args: &RunArgs, command: Vec<String>) -> anyhow::Result<RunConfig> {
@@ -91,9 +96,9 @@ impl RunConfig {
             )));
         }
         let time_limit = parse_duration("--time-limit", &args.time_limit)?;
-        if time_limit.is_zero() || time_limit > Duration::from_secs(24 * 3600) {
+        if time_limit < Duration::from_millis(1) || time_limit > Duration::from_secs(24 * 3600) {
             return Err(bad(format!(
-                "--time-limit {} must be more than 0 and at most 24h",
+                "--time-limit {} must be 1ms or more and at most 24h",
                 args.time_limit
             )));
         }
@@ -107,6 +112,15 @@ impl RunConfig {
             Some(text) => parse_duration("--op-timeout", text)?,
             None => (ttl / 2).min(Duration::from_secs(1)),
         };
+        // The client asks each node with ttl/10, clamped to [5ms, op timeout]: below 5ms that
+        // range is empty, and the client could not honour the timeout at all.
+        if op_timeout < MIN_OP_TIMEOUT {
+            return Err(bad(format!(
+                "--op-timeout {} is shorter than 5ms, the shortest request timeout a client \
+                 honours",
+                args.op_timeout.as_deref().unwrap_or("?"),
+            )));
+        }
         if op_timeout.is_zero() || op_timeout >= ttl {
             return Err(bad(format!(
                 "--op-timeout {} must be more than 0 and shorter than --ttl {}: a client must \
@@ -122,24 +136,31 @@ impl RunConfig {
         let fault_duration = twice_ttl("--fault-duration", &args.fault_duration)?;
         let clock_jump = twice_ttl("--clock-jump", &args.clock_jump)?;
         let delay = twice_ttl("--delay", &args.delay)?;
+        let fault_interval = parse_duration("--fault-interval", &args.fault_interval)?;
+        // The schedule counts in whole milliseconds: anything shorter would be 0 there.
         for (flag, value) in [
             ("--fault-duration", fault_duration),
             ("--clock-jump", clock_jump),
             ("--delay", delay),
+            ("--fault-interval", fault_interval),
         ] {
-            if value.is_zero() {
-                return Err(bad(format!("{flag} must be more than 0")));
+            if value < Duration::from_millis(1) {
+                return Err(bad(format!("{flag} must be 1ms or more")));
             }
-        }
-        let fault_interval = parse_duration("--fault-interval", &args.fault_interval)?;
-        if fault_interval.is_zero() {
-            return Err(bad("--fault-interval must be more than 0"));
         }
         let quiet = parse_duration("--quiet", &args.quiet)?;
         if quiet >= time_limit {
             return Err(bad(format!(
                 "--quiet {} leaves no time for faults within --time-limit {}",
                 args.quiet, args.time_limit
+            )));
+        }
+        let work = parse_duration("--work", &args.work)?;
+        if work >= time_limit {
+            return Err(bad(format!(
+                "--work {} must be shorter than --time-limit {}: a client would never finish \
+                 its first critical section",
+                args.work, args.time_limit
             )));
         }
         if args.loss == 0 || args.loss > 100 {
@@ -164,8 +185,11 @@ impl RunConfig {
                 nemeses.push(n);
             }
         }
+        // A replayed schedule brings its own seed, unless --seed says otherwise.
+        let mut replayed_seed = None;
         if let Some(path) = &args.schedule {
             let schedule = crate::schedule::Schedule::load(path)?;
+            replayed_seed = Some(schedule.seed);
             let replayed = schedule.nemeses()?;
             let mut asked: Vec<&str> = nemeses.iter().map(|n| n.name()).collect();
             asked.sort();
@@ -179,20 +203,29 @@ impl RunConfig {
                     names(&replayed)
                 )));
             }
+            crate::schedule_check::check_replay(
+                path,
+                &schedule,
+                lock,
+                args.clients,
+                time_limit - quiet,
+            )?;
             nemeses = replayed;
+        } else {
+            refuse_runaway_schedule(args, &nemeses, time_limit - quiet, fault_duration)?;
         }
         for n in &nemeses {
             refuse_mismatch(lock, *n)?;
         }
-        Ok(RunConfig {
+        let config = RunConfig {
             lock,
             nemeses,
             clients: args.clients,
             ttl,
             time_limit,
             fencing: args.fencing,
-            seed: args.seed.unwrap_or_else(rand::random),
-            work: parse_duration("--work", &args.work)?,
+            seed: args.seed.or(replayed_seed).unwrap_or_else(rand::random),
+            work,
             fault_duration,
             fault_interval,
             quiet,
@@ -207,7 +240,9 @@ impl RunConfig {
             store: std::path::absolute(&args.store)
                 .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?,
             command,
-        })
+        };
+        crate::store::check_writable(&config.store, &config.name())?;
+        Ok(config)
     }
 
     /// The nemesis part of the run's name: `none`, or the nemeses joined by `+`.
@@ -262,6 +297,29 @@ impl RunConfig {
     }
 }
 
+/// Refuses fault timings that would draw more than `MAX_WINDOWS` windows. Each nemesis's windows
+/// are at least its duration plus half the interval apart (see `Schedule::plan`).
+fn refuse_runaway_schedule(
+    args: &RunArgs,
+    nemeses: &[&'static dyn Nemesis],
+    fault_time: Duration,
+    fault_duration: Duration,
+) -> anyhow::Result<()> {
+    let interval = parse_duration("--fault-interval", &args.fault_interval)?;
+    let spacing = (fault_duration.as_millis() + interval.as_millis() / 2).max(1);
+    let windows = nemeses.len() as u128 * (fault_time.as_millis() / spacing);
+    if windows > MAX_WINDOWS as u128 {
+        return Err(bad(format!(
+            "--fault-interval {} and --fault-duration {} would draw about {windows} faults in \
+             --time-limit {}: at most {MAX_WINDOWS} (make them longer)",
+            args.fault_interval,
+            args.fault_duration.as_deref().unwrap_or("(twice the TTL)"),
+            args.time_limit
+        )));
+    }
+    Ok(())
+}
+
 fn names(nemeses: &[&dyn Nemesis]) -> String {
     let names: Vec<&str> = nemeses.iter().map(|n| n.name()).collect();
     names.join(",")
@@ -283,6 +341,11 @@ fn refuse_mismatch(lock: &dyn Lock, nemesis: &dyn Nemesis) -> anyhow::Result<()>
 /// Parses `1.5s`, `500ms`, `2m`, `1h`, or a plain number of seconds.
 pub fn parse_duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
+    if text.starts_with('-') {
+        return Err(bad(format!(
+            "{flag} {text} is negative: a duration is 0 or more"
+        )));
+    }
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());

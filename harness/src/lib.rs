@@ -28,6 +28,7 @@ pub mod run;
 pub mod run_prefix;
 pub mod runtime;
 pub mod schedule;
+pub mod schedule_check;
 pub mod scheduler;
 pub mod scratch;
 pub mod service;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 
 use lockpick::cli::{self, CheckArgs, Cli, Command};
@@ -19,13 +19,13 @@ const EXIT_CRASH: u8 = 255;
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            eprintln!("lockpick: {}", clap_error_line(&e));
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
         Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(EXIT_BAD_INPUT)
-            } else {
-                ExitCode::SUCCESS // --help, --version
-            };
+            let _ = e.print(); // --help, --version
+            return ExitCode::SUCCESS;
         }
     };
     match std::panic::catch_unwind(|| dispatch(cli)) {
@@ -44,10 +44,7 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Compare(args) => {
-            compare::compare(&args, interrupt_on_signals()?)?;
-            Ok(0)
-        }
+        Command::Compare(args) => compare::compare(&args, interrupt_on_signals()?),
         Command::Run(args) => {
             let config = RunConfig::from_args(&args, std::env::args().collect())?;
             let interrupt = interrupt_on_signals()?;
@@ -141,9 +138,38 @@ fn check(args: &CheckArgs) -> Result<u8> {
     Ok(results.valid.exit_code() as u8)
 }
 
+/// Opens a history to check. Only a regular file: a FIFO would block the check forever and a
+/// device such as /dev/zero would feed it without end.
 fn open_history(path: &Path) -> Result<std::fs::File> {
-    if !path.exists() {
-        return Err(bad(format!("no history at {}", path.display())));
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(bad(format!("no history at {}", path.display())))
+        }
+        Err(e) => return Err(bad(format!("cannot read {}: {e}", path.display()))),
+    };
+    if !metadata.is_file() {
+        return Err(bad(format!(
+            "{} is not a regular file: give a history.jsonl or a run folder",
+            path.display()
+        )));
     }
-    std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))
+    std::fs::File::open(path).map_err(|e| bad(format!("cannot open {}: {e}", path.display())))
+}
+
+/// Clap's error as one line: its message and hints, without the usage block.
+fn clap_error_line(e: &clap::Error) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return "a command is needed: run, compare, check, clean, report or bench (see --help)"
+            .to_string();
+    }
+    let text = e.render().to_string();
+    let message: Vec<&str> = text
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let message = message.join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    format!("{message} (see --help)")
 }

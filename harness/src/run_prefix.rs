@@ -4,12 +4,19 @@
 //! A live run holds an exclusive `flock` on `/run/lockpick/<prefix>.lock`. The kernel drops the
 //! lock when the controller dies, however it dies, so `clean` can tell a crashed run's leftovers
 //! from a run still in progress (tests run in parallel; cleaning must not kill a neighbour).
+//!
+//! Liveness does not rest on that one file: the lock file and a second one,
+//! `/run/lockpick/<prefix>.controller`, both record the controller's pid and its start time
+//! (field 22 of `/proc/<pid>/stat`, so a reused pid does not count), and the processes in the
+//! run's namespaces name their parent, the controller. A run is live if any of these says so.
 
 use std::fs::{self, File, OpenOptions};
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use nix::fcntl::{Flock, FlockArg};
+use nix::unistd::Pid;
 use rand::Rng;
 
 /// Where live runs keep their lock files.
@@ -34,7 +41,54 @@ pub fn prefix_of(name: &str) -> Option<&str> {
 pub struct RunPrefix {
     pub name: String,
     lock_path: PathBuf,
-    _lock: Flock<File>,
+    lock: Flock<File>,
+}
+
+/// A process, told apart from a later one that reuses its pid by its start time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Controller {
+    pub pid: i32,
+    /// Clock ticks after boot at which it started (`/proc/<pid>/stat` field 22).
+    pub start: u64,
+}
+
+impl Controller {
+    pub fn current() -> Option<Controller> {
+        let pid = std::process::id() as i32;
+        Some(Controller {
+            pid,
+            start: stat_field(pid, 22)?,
+        })
+    }
+
+    /// Whether this very process (not another one with its pid) still runs.
+    pub fn is_running(&self) -> bool {
+        stat_field(self.pid, 22) == Some(self.start)
+    }
+
+    fn record(&self) -> String {
+        format!("{} {}\n", self.pid, self.start)
+    }
+
+    fn parse(text: &str) -> Option<Controller> {
+        let mut words = text.split_whitespace();
+        let pid = words.next()?.parse().ok()?;
+        let start = words.next()?.parse().ok()?;
+        Some(Controller { pid, start })
+    }
+}
+
+/// Field `n` (counted from 1, as proc(5) does) of `/proc/<pid>/stat`, for the numeric fields
+/// after the command name. The name is in parentheses and may hold spaces or parentheses
+/// itself, so the fields are counted from its last `)`.
+pub fn stat_field(pid: i32, n: usize) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name
+        .split_whitespace()
+        .nth(n.checked_sub(3)?)?
+        .parse()
+        .ok()
 }
 
 impl RunPrefix {
@@ -57,12 +111,25 @@ impl RunPrefix {
             let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock)
                 .map_err(|(_, e)| e)
                 .with_context(|| format!("cannot lock {lock_path:?}"))?;
-            return Ok(RunPrefix {
+            // From here on, dropping the prefix removes its files.
+            let prefix = RunPrefix {
                 name,
                 lock_path,
-                _lock: lock,
-            });
+                lock,
+            };
+            prefix.record_controller()?;
+            return Ok(prefix);
         }
+    }
+
+    /// Writes the controller's pid and start time into the lock file and the controller file.
+    fn record_controller(&self) -> Result<()> {
+        let me = Controller::current().context("cannot read this process's /proc/self/stat")?;
+        let mut lock: &File = &self.lock;
+        lock.write_all(me.record().as_bytes())
+            .with_context(|| format!("cannot write {:?}", self.lock_path))?;
+        let record = controller_path(&self.name);
+        fs::write(&record, me.record()).with_context(|| format!("cannot write {record:?}"))
     }
 
     /// A private /24 for this run, `10.x.y.0/24`, drawn from the prefix. It exists only inside
@@ -75,6 +142,7 @@ impl RunPrefix {
 
 impl Drop for RunPrefix {
     fn drop(&mut self) {
+        let _ = fs::remove_file(controller_path(&self.name));
         let _ = fs::remove_file(&self.lock_path);
     }
 }
@@ -83,17 +151,66 @@ pub fn lock_path(prefix: &str) -> PathBuf {
     PathBuf::from(RUN_DIR).join(format!("{prefix}.lock"))
 }
 
-/// Whether a run with this prefix is still alive (its controller holds the lock).
-pub fn is_alive(prefix: &str) -> bool {
-    let Ok(file) = File::open(lock_path(prefix)) else {
-        return false;
-    };
-    Flock::lock(file, FlockArg::LockExclusiveNonblock).is_err()
+/// The second record of a run's controller, beside its lock file.
+pub fn controller_path(prefix: &str) -> PathBuf {
+    PathBuf::from(RUN_DIR).join(format!("{prefix}.controller"))
+}
+
+/// Why a run counts as alive, for `clean` to say; `None` if nothing says it is.
+pub fn liveness(prefix: &str, namespace_pids: &[Pid]) -> Option<String> {
+    let lock = lock_path(prefix);
+    if let Ok(file) = File::open(&lock) {
+        if Flock::lock(file, FlockArg::LockExclusiveNonblock).is_err() {
+            return Some(format!("its lock {} is held", lock.display()));
+        }
+    }
+    for record in [lock, controller_path(prefix)] {
+        let controller = fs::read_to_string(&record)
+            .ok()
+            .and_then(|text| Controller::parse(&text));
+        if let Some(controller) = controller.filter(Controller::is_running) {
+            return Some(format!(
+                "its controller, pid {} as recorded in {}, still runs",
+                controller.pid,
+                record.display()
+            ));
+        }
+    }
+    // The processes a controller started in the run's namespaces are its children (and die
+    // with it): a parent outside those namespaces that is a lockpick is that controller.
+    for pid in namespace_pids {
+        let Some(parent) = stat_field(pid.as_raw(), 4).map(|p| p as i32) else {
+            continue;
+        };
+        let outside = !namespace_pids.iter().any(|p| p.as_raw() == parent);
+        let comm = fs::read_to_string(format!("/proc/{parent}/comm")).unwrap_or_default();
+        if parent > 1 && outside && comm.trim() == "lockpick" {
+            return Some(format!(
+                "process {pid} in its namespaces is a child of lockpick pid {parent}"
+            ));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_controller_is_this_very_process_not_its_pid() {
+        let me = Controller::current().unwrap();
+        assert!(me.is_running());
+        assert_eq!(Controller::parse(&me.record()), Some(me));
+        let reused = Controller {
+            start: me.start + 1,
+            ..me
+        };
+        assert!(!reused.is_running(), "a later process with the same pid");
+        // The parent pid is field 4.
+        let parent = stat_field(me.pid, 4).unwrap();
+        assert_eq!(parent as u32, std::os::unix::process::parent_id());
+    }
 
     #[test]
     fn only_names_with_a_whole_prefix_are_ours() {

@@ -22,7 +22,8 @@ use crate::nemesis::{self, Nemesis};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
     pub seed: u64,
-    /// The lock the schedule was drawn for (absent in schedules of older runs).
+    /// The lock the schedule was drawn for (`redis`, …); absent in schedules stored before it
+    /// was recorded. A replay refuses a schedule drawn for another lock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<String>,
     pub windows: Vec<Window>,

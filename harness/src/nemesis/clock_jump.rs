@@ -12,7 +12,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Window};
+use super::window::{Shape, Targets, Window};
 use super::{Context, Fault, Holder, Needs, Nemesis};
 use crate::cluster::ClockShift;
 
@@ -66,6 +66,10 @@ impl Nemesis for ClockJump {
 
     fn needs(&self) -> Needs {
         clock_needs()
+    }
+
+    fn targets(&self) -> Targets {
+        Targets::Servers
     }
 
     fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {

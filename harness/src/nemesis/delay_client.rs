@@ -7,7 +7,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Window};
+use super::window::{Shape, Targets, Window};
 use super::{Context, Fault, Holder, Needs, Nemesis};
 use crate::cluster::Links;
 
@@ -35,6 +35,10 @@ impl Nemesis for DelayClient {
             server_links: true,
             ..Needs::default()
         }
+    }
+
+    fn targets(&self) -> Targets {
+        Targets::Clients
     }
 
     fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {

@@ -7,7 +7,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Window};
+use super::window::{Shape, Targets, Window};
 use super::{Context, Fault, Holder, Nemesis};
 
 pub struct KillNode;
@@ -24,6 +24,10 @@ impl Nemesis for KillNode {
 
     fn about(&self) -> &'static str {
         "Kill a random server (SIGKILL), restart it after the fault duration."
+    }
+
+    fn targets(&self) -> Targets {
+        Targets::Servers
     }
 
     fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {

@@ -6,7 +6,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Window};
+use super::window::{Shape, Targets, Window};
 use super::{Context, Fault, Holder, Needs, Nemesis};
 
 pub struct Loss;
@@ -31,6 +31,10 @@ impl Nemesis for Loss {
             firewall: true,
             ..Needs::default()
         }
+    }
+
+    fn targets(&self) -> Targets {
+        Targets::Servers
     }
 
     fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {

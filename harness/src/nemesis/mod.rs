@@ -33,7 +33,7 @@ use rand_chacha::ChaCha8Rng;
 
 pub use context::{Context, Holder};
 pub use needs::Needs;
-use window::{Shape, Window};
+use window::{Shape, Targets, Window};
 
 use crate::firewall::PartitionMode;
 
@@ -112,6 +112,11 @@ pub trait Nemesis: Sync {
 
     fn trigger(&self) -> Trigger {
         Trigger::Time
+    }
+
+    /// What kind of node its windows name (lock-aware faults name none).
+    fn targets(&self) -> Targets {
+        Targets::Holder
     }
 
     /// Chooses what a time-driven window hits (lock-aware faults find their target when they

@@ -10,7 +10,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Window};
+use super::window::{Shape, Targets, Window};
 use super::{Context, Fault, Holder, Needs, Nemesis};
 
 /// How a partition chooses its cuts.
@@ -100,6 +100,13 @@ impl Nemesis for Partition {
             min_servers: self.min_servers,
             firewall: true,
             ..Needs::default()
+        }
+    }
+
+    fn targets(&self) -> Targets {
+        match self.layout {
+            Layout::Client => Targets::Clients,
+            _ => Targets::Servers,
         }
     }
 

@@ -7,7 +7,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Window};
+use super::window::{Shape, Targets, Window};
 use super::{Context, Fault, Holder, Nemesis};
 
 pub struct PauseNode;
@@ -19,6 +19,10 @@ impl Nemesis for PauseNode {
 
     fn about(&self) -> &'static str {
         "Freeze a random lock-service server (SIGSTOP), then resume it."
+    }
+
+    fn targets(&self) -> Targets {
+        Targets::Servers
     }
 
     fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {

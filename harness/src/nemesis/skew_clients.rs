@@ -7,7 +7,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Window};
+use super::window::{Shape, Targets, Window};
 use super::{Context, Fault, Holder, Needs, Nemesis};
 
 pub struct SkewClients;
@@ -32,6 +32,10 @@ impl Nemesis for SkewClients {
             client_clock: true,
             ..Needs::default()
         }
+    }
+
+    fn targets(&self) -> Targets {
+        Targets::Clients
     }
 
     fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {

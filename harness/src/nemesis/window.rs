@@ -23,6 +23,17 @@ pub struct Window {
     pub one_way: bool,
 }
 
+/// What kind of node a nemesis's windows name, so a replayed schedule can be checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Targets {
+    /// Lock-service servers.
+    Servers,
+    /// Client nodes.
+    Clients,
+    /// Nobody in advance: a lock-aware fault hits the holder when it goes off.
+    Holder,
+}
+
 /// The nodes a schedule can aim at.
 #[derive(Clone, Debug)]
 pub struct Shape {

@@ -185,9 +185,13 @@ impl Workload {
     /// in which the lock was not exercised as configured is not called valid.
     fn note_crashed_clients(&mut self, timed_out: bool) {
         let wait = Duration::from_millis(if self.open_clients == 0 { 1000 } else { 0 });
-        for process in self.cluster.client_processes() {
-            let role = Role::Client(process);
-            match self.cluster.children().exit_status(&role, wait) {
+        let processes = self.cluster.client_processes();
+        let roles: Vec<Role> = processes.iter().map(|p| Role::Client(*p)).collect();
+        // One deadline for all of them: waiting per client took a second each when a run was
+        // interrupted before it had counted its clients' streams.
+        let statuses = self.cluster.children().exit_statuses(&roles, wait);
+        for (process, status) in processes.into_iter().zip(statuses) {
+            match status {
                 Some(status) if !status.success() => self.crashed_clients.push(format!(
                     "client {process} exited with {status} (see logs/client-{process}.log)"
                 )),

@@ -67,15 +67,11 @@ struct RunInfo<'a> {
 pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     preflight(config)?;
     let prefix = RunPrefix::claim()?;
-    let dir = store::create_run_dir(&config.store, &config.name())?;
-    fs::write(
-        dir.join(store::COMMAND),
-        shell_words::join(&config.command) + "\n",
-    )?;
-    fs::write(
-        dir.join(store::CONFIG),
-        serde_json::to_string_pretty(config)? + "\n",
-    )?;
+    let files = [
+        (store::COMMAND, shell_words::join(&config.command) + "\n"),
+        (store::CONFIG, serde_json::to_string_pretty(config)? + "\n"),
+    ];
+    let dir = store::create_run_dir(&config.store, &config.name(), &files)?;
     eprintln!(
         "lockpick: {} with {} clients, TTL {:?}, fencing {}, seed {}, for {:?} (run {}, in {})",
         config.name(),

@@ -1,0 +1,146 @@
+//! Stopping is prompt and complete: Ctrl-C of a run with many clients, an interrupted
+//! `compare`, a `clean` whose reader went away; and `clean` does not take a live run for dead
+//! when its lock file is gone. Every background run is wrapped in a guard that kills and cleans
+//! it, so even a failing test leaves nothing behind.
+
+mod common;
+
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{finished, history_lines, lockpick, namespaces_with, wait_for, Background};
+use nix::sys::signal::{kill, Signal};
+
+fn start(store: &Path, command: &str, args: &str) -> Background {
+    let child = lockpick()
+        .arg(command)
+        .args(args.split_whitespace())
+        .arg("--store")
+        .arg(store)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Background::new(child)
+}
+
+/// Waits until the newest run has recorded `count` operations, and notes its prefix.
+fn wait_for_operations(run: &mut Background, store: &Path, count: usize) -> String {
+    wait_for("operations", Duration::from_secs(60), || {
+        history_lines(store) > count
+    });
+    let dir = store.join("latest").canonicalize().unwrap();
+    let prefix = common::run_identity(&dir).0;
+    run.prefix = Some(prefix.clone());
+    prefix
+}
+
+#[test]
+fn ctrl_c_of_a_run_with_30_clients_ends_it_promptly_and_leaves_nothing() {
+    let store = tempfile::tempdir().unwrap();
+    let mut run = start(store.path(), "run", "--clients 30 --time-limit 120s");
+    wait_for_operations(&mut run, store.path(), 1);
+    let signalled = Instant::now();
+    kill(run.pid(), Signal::SIGINT).unwrap();
+    let output = run.wait();
+    let took = signalled.elapsed();
+    let result = finished(store.path(), output); // also asserts nothing is left
+    assert!(
+        took < Duration::from_secs(15),
+        "stopping took {took:?}\n{}",
+        result.stderr
+    );
+    assert_eq!(result.code, 2, "{}", result.stdout);
+    assert!(result.results["run"]["interrupted"].as_bool().unwrap());
+}
+
+#[test]
+fn an_interrupted_compare_exits_2_and_leaves_nothing() {
+    let store = tempfile::tempdir().unwrap();
+    let mut compare = start(
+        store.path(),
+        "compare",
+        "--locks redis --nemeses none,pause-node --fencing off --time-limit 120s",
+    );
+    let prefix = wait_for_operations(&mut compare, store.path(), 20);
+    kill(compare.pid(), Signal::SIGTERM).unwrap();
+    let output = compare.wait();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("interrupted: 0 of 2 cells"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    common::assert_prefix_gone(&prefix);
+}
+
+#[test]
+fn clean_finishes_its_work_when_its_reader_has_gone() {
+    let store = tempfile::tempdir().unwrap();
+    let mut run = start(store.path(), "run", "--time-limit 120s");
+    let prefix = wait_for_operations(&mut run, store.path(), 20);
+    kill(run.pid(), Signal::SIGKILL).unwrap();
+    run.wait();
+    assert!(
+        namespaces_with(&prefix).len() > 2,
+        "a killed run leaves namespaces"
+    );
+    // Standard output is a pipe nobody reads any more: every line clean prints fails.
+    let (reader, writer): (OwnedFd, OwnedFd) = nix::unistd::pipe().unwrap();
+    drop(reader);
+    let clean = lockpick()
+        .args(["clean", "--prefix", &prefix])
+        .stdout(Stdio::from(writer))
+        .output()
+        .unwrap();
+    assert!(
+        clean.status.success(),
+        "{:?}: {}",
+        clean.status,
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    common::assert_prefix_gone(&prefix);
+}
+
+#[test]
+fn clean_leaves_a_live_run_alone_when_its_lock_file_is_gone() {
+    let store = tempfile::tempdir().unwrap();
+    let mut run = start(store.path(), "run", "--time-limit 120s");
+    let prefix = wait_for_operations(&mut run, store.path(), 20);
+    let namespaces = namespaces_with(&prefix);
+    let clean = |dry_run: bool| {
+        let mut command = lockpick();
+        command.args(["clean", "--prefix", &prefix]);
+        if dry_run {
+            command.arg("--dry-run");
+        }
+        let output = command.output().unwrap();
+        assert!(output.status.success());
+        String::from_utf8_lossy(&output.stdout).to_string()
+    };
+    // Without the lock file, the controller's record says it is alive; without either, the
+    // processes in its namespaces, children of the controller, still do.
+    for record in ["lock", "controller"] {
+        std::fs::remove_file(format!("/run/lockpick/{prefix}.{record}")).unwrap();
+        for dry_run in [true, false] {
+            let said = clean(dry_run);
+            assert!(
+                said.contains("still running"),
+                "without the {record}: {said}"
+            );
+            assert!(!said.contains("remove namespace"), "{said}");
+            assert!(!said.contains("removed namespace"), "{said}");
+        }
+        assert_eq!(namespaces_with(&prefix), namespaces);
+    }
+    let before = history_lines(store.path());
+    wait_for("more operations", Duration::from_secs(30), || {
+        history_lines(store.path()) > before + 20
+    });
+    kill(run.pid(), Signal::SIGTERM).unwrap();
+    let result = finished(store.path(), run.wait());
+    assert!(result.results["malformed"].is_null());
+}
