@@ -190,7 +190,9 @@ impl RunConfig {
         if let Some(path) = &args.schedule {
             let schedule = crate::schedule::Schedule::load(path)?;
             replayed_seed = Some(schedule.seed);
-            let replayed = schedule.nemeses()?;
+            let replayed = schedule
+                .nemeses()
+                .map_err(|e| bad(format!("--schedule {}: {e}", path.display())))?;
             let mut asked: Vec<&str> = nemeses.iter().map(|n| n.name()).collect();
             asked.sort();
             let replayed_names: Vec<&str> = replayed.iter().map(|n| n.name()).collect();
