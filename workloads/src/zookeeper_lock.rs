@@ -38,7 +38,11 @@ impl ZookeeperLock {
         ttl: Duration,
         timeout: Duration,
     ) -> Result<ZookeeperLock, String> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        // The session (its pings) runs on the runtime's own worker thread, so it stays alive while
+        // the worker sleeps in its critical section, as a real client's session does. A
+        // current-thread runtime would only run it inside `block_on`.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
