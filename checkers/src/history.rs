@@ -78,6 +78,9 @@ pub enum F {
     Start,
     /// The nemesis ended a fault.
     Stop,
+    /// A client's lease was renewed in the background while it held the lock (a standalone
+    /// line, no invoke): the new bounds of its lease.
+    Renew,
     /// The harness's last look at the resource after the clients stopped: its value and the
     /// number of accesses it applied.
     #[serde(rename = "final-read")]

@@ -181,6 +181,8 @@ pub fn build(ops: &[Op]) -> Result<Model, Malformed> {
     for op in ops {
         model.end = model.end.max(op.time);
         match &op.process {
+            // A renewal is lease evidence, not a step of the client's operations.
+            Process::Client(_) if op.f == F::Renew => {}
             Process::Client(p) => {
                 let p = *p;
                 last_event.insert(p, (op.time, op.index));

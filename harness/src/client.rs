@@ -1,59 +1,74 @@
 //! The `lockpick client` process: one worker loop against one lock, streaming its operations
 //! as JSON lines on standard output. The controller starts one per client node.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use lockpick_checkers::Process;
-use lockpick_workloads::clock::SkewableClock;
-use lockpick_workloads::etcd_lock::EtcdLock;
+use lockpick_workloads::client_spec::{ClientSpec, LockName};
 use lockpick_workloads::recorder::Recorder;
-use lockpick_workloads::redis_lock::RedisLock;
-use lockpick_workloads::redlock::Redlock;
 use lockpick_workloads::resource_client::ResourceClient;
-use lockpick_workloads::rslock_lock::RslockLock;
 use lockpick_workloads::worker::{self, WorkerConfig};
-use lockpick_workloads::zookeeper_lock::ZookeeperLock;
-use lockpick_workloads::{LockClient, RunClock};
+use lockpick_workloads::{LockClient, OnRenewal};
 
 use crate::cli::{ClientArgs, LockKind};
+use crate::config::RunConfig;
 
-fn boxed(lock: impl LockClient + 'static) -> Box<dyn LockClient> {
-    Box::new(lock)
+/// The lock a client process takes for each `--lock`.
+pub fn lock_name(kind: LockKind) -> LockName {
+    match kind {
+        LockKind::Redis => LockName::Redis,
+        LockKind::Redlock => LockName::Redlock,
+        LockKind::Rslock => LockName::Rslock,
+        LockKind::Etcd => LockName::Etcd,
+        LockKind::Zookeeper => LockName::Zookeeper,
+    }
+}
+
+/// What every client of this run gets; `Cluster::spawn_client` fills in the per-client parts
+/// (process, servers, resource, deadline, skew file).
+pub fn spec_template(config: &RunConfig, origin_ns: u64, resource: SocketAddr) -> ClientSpec {
+    ClientSpec {
+        process: 0,
+        lock: lock_name(config.lock),
+        nodes: Vec::new(),
+        resource,
+        key: "lockpick".to_string(),
+        ttl_ms: config.ttl.as_millis() as u64,
+        op_timeout_ms: config.op_timeout.as_millis() as u64,
+        work_ms: config.work.as_millis() as u64,
+        origin_ns,
+        deadline_ns: 0,
+        max_attempts: 1_000_000,
+        skew_file: None,
+    }
 }
 
 pub fn run(args: &ClientArgs) -> Result<()> {
-    let ttl = Duration::from_millis(args.ttl_ms);
-    let timeout = Duration::from_millis(args.op_timeout_ms);
-    let clock = SkewableClock::new(args.skew_file.clone());
-    // Redlock asks each node with a timeout much smaller than the TTL.
-    let node_timeout = (ttl / 10).clamp(Duration::from_millis(5), timeout);
-    let (nodes, key) = (&args.nodes, args.key.as_str());
-    let lock = match args.lock {
-        LockKind::Redis => RedisLock::new(&nodes[0], key, ttl, timeout).map(boxed),
-        LockKind::Redlock => Redlock::new(nodes, key, ttl, node_timeout, clock).map(boxed),
-        LockKind::Rslock => RslockLock::new(nodes, key, ttl, timeout).map(boxed),
-        LockKind::Etcd => EtcdLock::new(nodes, key, ttl, timeout).map(boxed),
-        LockKind::Zookeeper => ZookeeperLock::new(nodes, key, ttl, timeout).map(boxed),
-    };
-    let mut lock = lock
-        .map_err(anyhow::Error::msg)
+    let spec = ClientSpec::from_json(&args.spec).context("cannot read --spec")?;
+    let mut lock = spec
+        .lock_client()
         .context("cannot set up the lock client")?;
-    if let Some(fault) = injected_fault(args.process) {
+    if let Some(fault) = injected_fault(spec.process) {
         lock = Box::new(Faulty { inner: lock, fault });
     }
+    let timeout = spec.op_timeout();
     let config = WorkerConfig {
-        process: args.process,
+        process: spec.process,
         acquire_wait: timeout,
-        work: Duration::from_millis(args.work_ms),
+        work: Duration::from_millis(spec.work_ms),
         backoff: Duration::from_millis(20),
-        deadline_ns: args.deadline_ns,
-        max_attempts: args.max_attempts,
+        deadline_ns: spec.deadline_ns,
+        max_attempts: spec.max_attempts,
     };
-    let mut resource = ResourceClient::new(args.resource, timeout);
-    let clock = RunClock::from_origin(args.origin_ns);
-    let mut recorder = Recorder::new(std::io::stdout(), clock, Process::Client(args.process));
-    worker::run(&config, lock.as_mut(), &mut resource, &mut recorder)
+    let mut resource = ResourceClient::new(spec.resource, timeout);
+    let recorder = Recorder::new(
+        std::io::stdout(),
+        spec.run_clock(),
+        Process::Client(spec.process),
+    );
+    worker::run(&config, lock.as_mut(), &mut resource, &recorder)
         .context("the controller stopped listening")
 }
 
@@ -89,8 +104,9 @@ impl LockClient for Faulty {
     fn try_acquire(
         &mut self,
         wait: Duration,
+        on_renewal: OnRenewal,
     ) -> lockpick_workloads::Outcome<lockpick_workloads::Grant> {
-        self.inner.try_acquire(wait)
+        self.inner.try_acquire(wait, on_renewal)
     }
 
     fn release(&mut self, _grant: &lockpick_workloads::Grant) -> lockpick_workloads::Outcome<()> {

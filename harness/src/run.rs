@@ -346,21 +346,10 @@ impl Workload {
             },
         )?;
 
-        let args = vec![
-            "--lock".to_string(),
-            config.lock.name().to_string(),
-            "--ttl-ms".to_string(),
-            config.ttl.as_millis().to_string(),
-            "--op-timeout-ms".to_string(),
-            config.op_timeout.as_millis().to_string(),
-            "--work-ms".to_string(),
-            config.work.as_millis().to_string(),
-            "--origin-ns".to_string(),
-            clock.origin_ns().to_string(),
-        ];
+        let spec = crate::client::spec_template(config, clock.origin_ns(), resource);
         let client_command = ClientCommand {
             program: me,
-            args,
+            spec,
             resource,
             logs: logs.clone(),
         };
