@@ -218,32 +218,9 @@ pub enum BenchKind {
 
 #[derive(Args, Debug)]
 pub struct ClientArgs {
+    /// Everything the client is to do, as JSON (`lockpick_workloads::client_spec::ClientSpec`).
     #[arg(long)]
-    pub process: u64,
-    #[arg(long, value_parser = lock_values())]
-    pub lock: String,
-    /// Lock-service node addresses (`ip:port`).
-    #[arg(long = "node", required = true)]
-    pub nodes: Vec<String>,
-    #[arg(long)]
-    pub resource: std::net::SocketAddr,
-    #[arg(long, default_value = "lockpick")]
-    pub key: String,
-    #[arg(long)]
-    pub ttl_ms: u64,
-    #[arg(long)]
-    pub op_timeout_ms: u64,
-    #[arg(long)]
-    pub work_ms: u64,
-    #[arg(long)]
-    pub origin_ns: u64,
-    #[arg(long)]
-    pub deadline_ns: u64,
-    #[arg(long, default_value_t = 1_000_000)]
-    pub max_attempts: u64,
-    /// File holding this client's clock skew in milliseconds (see `SkewableClock`).
-    #[arg(long)]
-    pub skew_file: Option<std::path::PathBuf>,
+    pub spec: String,
 }
 
 #[derive(Args, Debug)]

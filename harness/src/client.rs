@@ -5,41 +5,39 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use lockpick_checkers::Process;
-use lockpick_workloads::clock::SkewableClock;
+use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::recorder::Recorder;
 use lockpick_workloads::resource_client::ResourceClient;
 use lockpick_workloads::worker::{self, WorkerConfig};
-use lockpick_workloads::{LockClient, RunClock};
+use lockpick_workloads::{LockClient, OnRenewal};
 
 use crate::cli::ClientArgs;
-use crate::locks::{self, ClientParams};
+use crate::locks;
 
 pub fn run(args: &ClientArgs) -> Result<()> {
-    let ttl = Duration::from_millis(args.ttl_ms);
-    let timeout = Duration::from_millis(args.op_timeout_ms);
-    let entry = locks::find(&args.lock).context("no such lock")?;
-    let mut lock = entry.client(ClientParams {
-        nodes: &args.nodes,
-        key: &args.key,
-        ttl,
-        op_timeout: timeout,
-        clock: SkewableClock::new(args.skew_file.clone()),
-    })?;
-    if let Some(fault) = injected_fault(args.process) {
+    let spec = ClientSpec::from_json(&args.spec).context("cannot read --spec")?;
+    let entry = locks::find(&spec.lock)
+        .with_context(|| format!("no lock {:?} in the catalogue", spec.lock))?;
+    let mut lock = entry.client(&spec)?;
+    if let Some(fault) = injected_fault(spec.process) {
         lock = Box::new(Faulty { inner: lock, fault });
     }
+    let timeout = spec.op_timeout();
     let config = WorkerConfig {
-        process: args.process,
+        process: spec.process,
         acquire_wait: timeout,
-        work: Duration::from_millis(args.work_ms),
+        work: Duration::from_millis(spec.work_ms),
         backoff: Duration::from_millis(20),
-        deadline_ns: args.deadline_ns,
-        max_attempts: args.max_attempts,
+        deadline_ns: spec.deadline_ns,
+        max_attempts: spec.max_attempts,
     };
-    let mut resource = ResourceClient::new(args.resource, timeout);
-    let clock = RunClock::from_origin(args.origin_ns);
-    let mut recorder = Recorder::new(std::io::stdout(), clock, Process::Client(args.process));
-    worker::run(&config, lock.as_mut(), &mut resource, &mut recorder)
+    let mut resource = ResourceClient::new(spec.resource, timeout);
+    let recorder = Recorder::new(
+        std::io::stdout(),
+        spec.run_clock(),
+        Process::Client(spec.process),
+    );
+    worker::run(&config, lock.as_mut(), &mut resource, &recorder)
         .context("the controller stopped listening")
 }
 
@@ -75,8 +73,9 @@ impl LockClient for Faulty {
     fn try_acquire(
         &mut self,
         wait: Duration,
+        on_renewal: OnRenewal,
     ) -> lockpick_workloads::Outcome<lockpick_workloads::Grant> {
-        self.inner.try_acquire(wait)
+        self.inner.try_acquire(wait, on_renewal)
     }
 
     fn release(&mut self, _grant: &lockpick_workloads::Grant) -> lockpick_workloads::Outcome<()> {

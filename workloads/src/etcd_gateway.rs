@@ -11,6 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use serde_json::{json, Value};
 
+use crate::error::WorkloadError;
 use crate::lock_client::Outcome;
 
 pub struct EtcdGateway {
@@ -22,12 +23,11 @@ pub struct EtcdGateway {
 impl EtcdGateway {
     /// A client of the members at `endpoints` (`ip:port`), each call bounded by `timeout` unless
     /// it says otherwise.
-    pub fn new(endpoints: &[String], timeout: Duration) -> Result<EtcdGateway, String> {
+    pub fn new(endpoints: &[String], timeout: Duration) -> Result<EtcdGateway, WorkloadError> {
         let http = reqwest::blocking::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout)
-            .build()
-            .map_err(|e| e.to_string())?;
+            .build()?;
         Ok(EtcdGateway {
             http,
             endpoints: endpoints.to_vec(),
@@ -75,8 +75,9 @@ pub fn int_field(value: &Value, field: &str) -> Option<i64> {
 }
 
 /// The members of the cluster, as `member/list` reports them, for readiness checks.
-pub fn member_names(gateway: &mut EtcdGateway) -> Result<Vec<String>, String> {
-    match gateway.call("cluster/member/list", json!({}), None) {
+pub fn member_names(gateway: &mut EtcdGateway) -> Result<Vec<String>, WorkloadError> {
+    let request = "cluster/member/list";
+    match gateway.call(request, json!({}), None) {
         Outcome::Ok(v) => Ok(v["members"]
             .as_array()
             .map(|m| {
@@ -85,6 +86,9 @@ pub fn member_names(gateway: &mut EtcdGateway) -> Result<Vec<String>, String> {
                     .collect()
             })
             .unwrap_or_default()),
-        Outcome::Fail(e) | Outcome::Info(e) => Err(e),
+        Outcome::Fail(reason) | Outcome::Info(reason) => Err(WorkloadError::Etcd {
+            request: request.to_string(),
+            reason,
+        }),
     }
 }

@@ -1,27 +1,38 @@
-//! etcd's own lock: a lease (granted, then kept alive from a background thread while held) and
+//! etcd's own lock: a lease (granted, then kept alive by a watchdog thread while held) and
 //! the Lock API with that lease; release is unlock then revoke. The fencing token is the lock
 //! key's create revision, which etcd fixes when the waiter queues and which only grows.
 //!
 //! When the holder freezes, its keep-alives stop, the lease expires, etcd deletes the lock key
 //! and grants the next waiter: two holders, told apart by their tokens.
 
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
-use std::thread;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
 
+use crate::clock::RunClock;
+use crate::error::WorkloadError;
 use crate::etcd_gateway::{encode, int_field, EtcdGateway};
+use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome};
+
+/// How late etcd may revoke an expired lease: its lessor looks for expired leases every 500 ms.
+pub const EXPIRY_CHECK_PERIOD: Duration = Duration::from_millis(500);
 
 pub struct EtcdLock {
     gateway: EtcdGateway,
+    /// The keep-alive's own client, so a renewal never waits behind the worker's request.
+    keeper: Arc<Mutex<EtcdGateway>>,
     key: String,
-    ttl_seconds: u64,
+    ttl: Duration,
     timeout: Duration,
-    /// The lease the keep-alive thread renews; 0 when none.
-    kept_alive: Arc<AtomicI64>,
+    clock: RunClock,
+    watchdog: Option<Watchdog>,
+}
+
+/// etcd leases are whole seconds: a `ttl` rounded up, at least 1 s.
+pub fn lease_length(ttl: Duration) -> Duration {
+    Duration::from_secs(ttl.as_secs_f64().ceil().max(1.0) as u64)
 }
 
 impl EtcdLock {
@@ -32,61 +43,80 @@ impl EtcdLock {
         key: &str,
         ttl: Duration,
         timeout: Duration,
-    ) -> Result<EtcdLock, String> {
-        let kept_alive = Arc::new(AtomicI64::new(0));
-        let ttl_seconds = ttl.as_secs_f64().ceil().max(1.0) as u64;
-        spawn_keep_alive(
-            EtcdGateway::new(endpoints, timeout)?,
-            Arc::clone(&kept_alive),
-            Duration::from_millis(ttl_seconds * 1000 / 3),
-        );
+        clock: RunClock,
+    ) -> Result<EtcdLock, WorkloadError> {
         Ok(EtcdLock {
             gateway: EtcdGateway::new(endpoints, timeout)?,
+            keeper: Arc::new(Mutex::new(EtcdGateway::new(endpoints, timeout)?)),
             key: key.to_string(),
-            ttl_seconds,
+            ttl: lease_length(ttl),
             timeout,
-            kept_alive,
+            clock,
+            watchdog: None,
         })
     }
 
     /// Revokes a lease (dropping any lock key attached to it). Returns whether etcd confirmed.
     fn revoke(&mut self, lease: i64) -> bool {
-        self.kept_alive.store(0, Ordering::SeqCst);
         matches!(
             self.gateway
                 .call("lease/revoke", json!({ "ID": lease.to_string() }), None),
             Outcome::Ok(_)
         )
     }
+
+    /// The bounds of a lease whose grant or keep-alive was sent at `invoke` and answered now.
+    fn bounds(&self, invoke: u64, length: Duration) -> Lease {
+        Lease::set_between(
+            invoke,
+            self.clock.now(),
+            length,
+            Duration::ZERO,
+            EXPIRY_CHECK_PERIOD,
+        )
+    }
 }
 
-/// Renews the current lease every third of its TTL, as etcd's clients do.
-fn spawn_keep_alive(mut gateway: EtcdGateway, lease: Arc<AtomicI64>, every: Duration) {
-    thread::spawn(move || loop {
-        thread::sleep(every);
-        let id = lease.load(Ordering::SeqCst);
-        if id != 0 {
-            let _ = gateway.call("lease/keepalive", json!({ "ID": id.to_string() }), None);
-        }
-    });
+/// One keep-alive of `lease`, as etcd's clients send every third of the TTL.
+fn keep_alive(gateway: &mut EtcdGateway, lease: i64, clock: RunClock) -> Renewed {
+    let invoke = clock.now();
+    match gateway.call("lease/keepalive", json!({ "ID": lease.to_string() }), None) {
+        // A lease that has expired comes back with no TTL: it is gone for good.
+        Outcome::Ok(v) => match int_field(&v["result"], "TTL") {
+            // etcd answers with the lease's TTL, which it may have raised above ours.
+            Some(granted) if granted > 0 => Renewed::Extended(Lease::set_between(
+                invoke,
+                clock.now(),
+                Duration::from_secs(granted as u64),
+                Duration::ZERO,
+                EXPIRY_CHECK_PERIOD,
+            )),
+            _ => Renewed::Lost,
+        },
+        Outcome::Fail(_) => Renewed::Unchanged,
+        Outcome::Info(_) => Renewed::Unknown,
+    }
 }
 
 impl LockClient for EtcdLock {
-    fn try_acquire(&mut self, wait: Duration) -> Outcome<Grant> {
-        let lease = match self
-            .gateway
-            .call("lease/grant", json!({ "TTL": self.ttl_seconds }), None)
-        {
-            Outcome::Ok(v) => match int_field(&v, "ID") {
-                Some(id) => id,
-                None => return Outcome::Fail(format!("lease grant without an ID: {v}")),
-            },
-            // A lease nobody uses holds nothing and expires by itself.
-            Outcome::Fail(e) | Outcome::Info(e) => {
-                return Outcome::Fail(format!("lease grant: {e}"))
-            }
-        };
-        self.kept_alive.store(lease, Ordering::SeqCst);
+    fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
+        let granting = self.clock.now();
+        let (lease, granted) =
+            match self
+                .gateway
+                .call("lease/grant", json!({ "TTL": self.ttl.as_secs() }), None)
+            {
+                Outcome::Ok(v) => match (int_field(&v, "ID"), int_field(&v, "TTL")) {
+                    (Some(id), Some(granted)) => (id, Duration::from_secs(granted.max(0) as u64)),
+                    _ => return Outcome::Fail(format!("lease grant without an ID or TTL: {v}")),
+                },
+                // A lease nobody uses holds nothing and expires by itself.
+                Outcome::Fail(e) | Outcome::Info(e) => {
+                    return Outcome::Fail(format!("lease grant: {e}"))
+                }
+            };
+        // etcd may raise a TTL below its minimum: the lease lasts as long as it says.
+        let bounds = self.bounds(granting, granted);
         let request = json!({ "name": encode(&self.key), "lease": lease.to_string() });
         let lock_key = match self.gateway.call("lock/lock", request, Some(wait)) {
             Outcome::Ok(v) => v["key"].as_str().unwrap_or_default().to_string(),
@@ -118,17 +148,36 @@ impl LockClient for EtcdLock {
                 "granted, but the token could not be read: {range:?}"
             ));
         };
+        // The lock call may have waited: the first keep-alive is due a third of the TTL after
+        // the grant, which may be now.
+        let period = granted / 3;
+        let since_grant = Duration::from_nanos(self.clock.now().saturating_sub(granting));
+        let (keeper, clock) = (Arc::clone(&self.keeper), self.clock);
+        self.watchdog = Some(Watchdog::start(
+            bounds,
+            period.saturating_sub(since_grant),
+            period,
+            on_renewal,
+            move || {
+                let mut gateway = keeper.lock().unwrap_or_else(|e| e.into_inner());
+                keep_alive(&mut gateway, lease, clock)
+            },
+        ));
         Outcome::Ok(Grant {
             token: Some(token as u64),
             handle: format!("{lease} {lock_key}"),
             granted_by: Vec::new(),
+            lease: bounds,
+            granted_after: None,
         })
     }
 
     fn release(&mut self, grant: &Grant) -> Outcome<()> {
         let (lease, lock_key) = grant.handle.split_once(' ').unwrap_or(("0", ""));
         let lease: i64 = lease.parse().unwrap_or(0);
-        self.kept_alive.store(0, Ordering::SeqCst);
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stop();
+        }
         let unlocked = self.gateway.call(
             "lock/unlock",
             json!({ "key": lock_key }),

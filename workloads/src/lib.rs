@@ -5,9 +5,12 @@
 //! recording each operation and classifying its outcome) is written once in [`worker`], so every
 //! lock is exercised and recorded the same way.
 
+pub mod client_spec;
 pub mod clock;
+pub mod error;
 pub mod etcd_gateway;
 pub mod etcd_lock;
+pub mod lease;
 pub mod lock_client;
 pub mod recorder;
 pub mod redis_lock;
@@ -19,4 +22,6 @@ pub mod worker;
 pub mod zookeeper_lock;
 
 pub use clock::RunClock;
+pub use error::WorkloadError;
+pub use lease::{Lease, OnRenewal};
 pub use lock_client::{Grant, LockClient, Outcome};

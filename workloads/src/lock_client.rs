@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::lease::{Lease, OnRenewal};
+
 /// What a call to a lock service or the resource did, as far as the client can know.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome<T> {
@@ -23,6 +25,11 @@ pub struct Grant {
     pub handle: String,
     /// The servers that granted it (for Redlock, the majority), so a nemesis can aim at them.
     pub granted_by: Vec<String>,
+    /// The lease's bounds when the acquire returned (ns on the run clock).
+    pub lease: Lease,
+    /// A lower bound of the moment the service granted the lock, when the client knows one
+    /// tighter than the acquire's own invoke (a queued lock that saw a predecessor ahead).
+    pub granted_after: Option<u64>,
 }
 
 /// A random value that identifies one grant (the value of a Redis lock key).
@@ -35,10 +42,17 @@ pub fn random_value() -> String {
 /// Contract: every call returns within the client's own timeout, which is shorter than the
 /// lease, whatever the service does (frozen, cut off); a call never hangs. Implementations
 /// classify outcomes honestly: `Fail` only when the operation cannot have taken effect.
+///
+/// A grant's lease is kept alive while it is held, however long the work takes: from a
+/// successful `try_acquire` until `release` is called, a thread of this process renews it and
+/// reports each renewal to that acquire's `on_renewal`; `release` stops the renewals before it
+/// sends anything, and no report follows. Renewals that end in the dark (the process frozen) are
+/// exactly what the lease is for.
 pub trait LockClient {
     /// Tries once to take the lock, waiting at most `wait` for it where the service queues
-    /// waiters. `Fail` means someone else holds it (or the request was never sent).
-    fn try_acquire(&mut self, wait: Duration) -> Outcome<Grant>;
+    /// waiters. `Fail` means someone else holds it (or the request was never sent). Unless the
+    /// outcome is `Ok`, `on_renewal` is dropped unused.
+    fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant>;
 
     /// Gives back a grant. `Fail` means the lock was no longer this grant's (its lease ended).
     fn release(&mut self, grant: &Grant) -> Outcome<()>;

@@ -1,15 +1,25 @@
 //! The single-node Redis lease: `SET key <random value> NX PX <ttl>` to acquire, a Lua
-//! compare-and-delete to release. Redis hands out no fencing token, so grants carry none.
+//! compare-and-delete to release, and while held a watchdog (as Redisson's) that extends the
+//! lease with a Lua compare-and-PEXPIRE every third of the TTL. Redis hands out no fencing
+//! token, so grants carry none.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::clock::RunClock;
+use crate::error::WorkloadError;
+use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{random_value, Grant, LockClient, Outcome};
 use crate::redis_node::RedisNode;
 
 pub struct RedisLock {
     node: RedisNode,
+    /// The watchdog's own connection, so a renewal never waits behind the worker's request.
+    renewer: Arc<Mutex<RedisNode>>,
     key: String,
     ttl: Duration,
+    clock: RunClock,
+    watchdog: Option<Watchdog>,
 }
 
 impl RedisLock {
@@ -20,24 +30,76 @@ impl RedisLock {
         key: &str,
         ttl: Duration,
         timeout: Duration,
-    ) -> Result<RedisLock, String> {
+        clock: RunClock,
+    ) -> Result<RedisLock, WorkloadError> {
         Ok(RedisLock {
-            node: RedisNode::new(address, timeout).map_err(|e| e.to_string())?,
+            node: RedisNode::new(address, timeout)?,
+            renewer: Arc::new(Mutex::new(RedisNode::new(address, timeout)?)),
             key: key.to_string(),
             ttl,
+            clock,
+            watchdog: None,
         })
     }
 }
 
+/// One renewal of a Redis lease through `node`, the lease's bounds read on `clock`.
+pub fn renew_on_node(
+    node: &mut RedisNode,
+    key: &str,
+    value: &str,
+    ttl: Duration,
+    clock: RunClock,
+) -> Renewed {
+    let invoke = clock.now();
+    match node.extend_if_equal(key, value, ttl) {
+        Outcome::Ok(true) => Renewed::Extended(Lease::set_between(
+            invoke,
+            clock.now(),
+            ttl,
+            Duration::ZERO,
+            Duration::ZERO,
+        )),
+        Outcome::Ok(false) => Renewed::Lost,
+        Outcome::Fail(_) => Renewed::Unchanged,
+        Outcome::Info(_) => Renewed::Unknown,
+    }
+}
+
 impl LockClient for RedisLock {
-    fn try_acquire(&mut self, _wait: Duration) -> Outcome<Grant> {
+    fn try_acquire(&mut self, _wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
         let value = random_value();
+        let invoke = self.clock.now();
         match self.node.set_if_absent(&self.key, &value, self.ttl) {
-            Outcome::Ok(true) => Outcome::Ok(Grant {
-                token: None,
-                handle: value,
-                granted_by: vec![self.node.address().to_string()],
-            }),
+            Outcome::Ok(true) => {
+                let lease = Lease::set_between(
+                    invoke,
+                    self.clock.now(),
+                    self.ttl,
+                    Duration::ZERO,
+                    Duration::ZERO,
+                );
+                let (renewer, key, handle) =
+                    (Arc::clone(&self.renewer), self.key.clone(), value.clone());
+                let (ttl, clock) = (self.ttl, self.clock);
+                self.watchdog = Some(Watchdog::start(
+                    lease,
+                    ttl / 3,
+                    ttl / 3,
+                    on_renewal,
+                    move || {
+                        let mut node = renewer.lock().unwrap_or_else(|e| e.into_inner());
+                        renew_on_node(&mut node, &key, &handle, ttl, clock)
+                    },
+                ));
+                Outcome::Ok(Grant {
+                    token: None,
+                    handle: value,
+                    granted_by: vec![self.node.address().to_string()],
+                    lease,
+                    granted_after: None,
+                })
+            }
             Outcome::Ok(false) => Outcome::Fail("held by another client".to_string()),
             Outcome::Fail(e) => Outcome::Fail(e),
             Outcome::Info(e) => Outcome::Info(e),
@@ -45,6 +107,9 @@ impl LockClient for RedisLock {
     }
 
     fn release(&mut self, grant: &Grant) -> Outcome<()> {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stop();
+        }
         match self.node.delete_if_equal(&self.key, &grant.handle) {
             Outcome::Ok(true) => Outcome::Ok(()),
             Outcome::Ok(false) => {

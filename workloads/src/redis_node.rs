@@ -17,6 +17,15 @@ else
     return 0
 end"#;
 
+/// Extends the key's lease only if it still holds this client's value (a watchdog's renewal,
+/// as Redisson's): extending someone else's lock would keep a lock we no longer hold.
+const COMPARE_AND_EXTEND: &str = r#"
+if redis.call("get", KEYS[1]) == ARGV[1] then
+    return redis.call("pexpire", KEYS[1], ARGV[2])
+else
+    return 0
+end"#;
+
 pub struct RedisNode {
     address: String,
     client: Client,
@@ -26,6 +35,7 @@ pub struct RedisNode {
     /// arrive on it.
     connection: Option<Connection>,
     compare_and_delete: Script,
+    compare_and_extend: Script,
 }
 
 impl RedisNode {
@@ -38,6 +48,7 @@ impl RedisNode {
             timeout,
             connection: None,
             compare_and_delete: Script::new(COMPARE_AND_DELETE),
+            compare_and_extend: Script::new(COMPARE_AND_EXTEND),
         })
     }
 
@@ -62,6 +73,21 @@ impl RedisNode {
     pub fn delete_if_equal(&mut self, key: &str, value: &str) -> Outcome<bool> {
         let script = self.compare_and_delete.clone();
         self.request(|c| script.key(key).arg(value).invoke::<i64>(c).map(|n| n == 1))
+    }
+
+    /// Sets the lease of `key` to `ttl` from now if it still holds `value`: `Ok(true)` when
+    /// extended, `Ok(false)` when it was gone or someone else's.
+    pub fn extend_if_equal(&mut self, key: &str, value: &str, ttl: Duration) -> Outcome<bool> {
+        let script = self.compare_and_extend.clone();
+        let ttl_ms = ttl.as_millis() as u64;
+        self.request(|c| {
+            script
+                .key(key)
+                .arg(value)
+                .arg(ttl_ms)
+                .invoke::<i64>(c)
+                .map(|n| n == 1)
+        })
     }
 
     fn request<T>(

@@ -1,23 +1,42 @@
 //! Redlock as its description specifies it, over independent redis-servers: SET NX PX on every
 //! node in parallel, each with a timeout much smaller than the TTL; the lock is acquired only on
-//! a majority and only if time is left: validity = TTL − elapsed − drift, drift = 1% of the TTL
-//! + 2 ms. On failure every node is unlocked; the worker retries after a random delay.
+//! a majority and only if time is left: validity = TTL − elapsed − drift, where drift is 1% of
+//! the TTL plus 2 ms. On failure every node is unlocked; the worker retries after a random delay.
+//! While held, a watchdog extends the lease on every node (compare-and-PEXPIRE) every third of
+//! the TTL.
 //!
 //! Elapsed time is read on the client's skewable clock, which is what a clock nemesis aims at.
 //! Redlock hands out no fencing token.
 
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use crate::clock::SkewableClock;
+use crate::clock::{RunClock, SkewableClock};
+use crate::error::WorkloadError;
+use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{random_value, Grant, LockClient, Outcome};
 use crate::redis_node::RedisNode;
 
 pub struct Redlock {
     nodes: Vec<RedisNode>,
+    /// The watchdog's own connections to the same servers.
+    renewers: Arc<Mutex<Vec<RedisNode>>>,
     key: String,
     ttl: Duration,
     clock: SkewableClock,
+    run_clock: RunClock,
+    watchdog: Option<Watchdog>,
+}
+
+/// The drift allowance of a lease of `ttl`: 1% plus 2 ms, as Redlock's description says.
+pub fn drift(ttl: Duration) -> Duration {
+    Duration::from_millis(ttl.as_millis() as u64 / 100 + 2)
+}
+
+fn quorum(nodes: usize) -> usize {
+    nodes / 2 + 1
 }
 
 impl Redlock {
@@ -29,74 +48,148 @@ impl Redlock {
         ttl: Duration,
         node_timeout: Duration,
         clock: SkewableClock,
-    ) -> Result<Redlock, String> {
-        let nodes = addresses
-            .iter()
-            .map(|a| RedisNode::new(a, node_timeout).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?;
+        run_clock: RunClock,
+    ) -> Result<Redlock, WorkloadError> {
+        let connect = || -> Result<Vec<RedisNode>, WorkloadError> {
+            Ok(addresses
+                .iter()
+                .map(|a| RedisNode::new(a, node_timeout))
+                .collect::<Result<_, _>>()?)
+        };
         Ok(Redlock {
-            nodes,
+            nodes: connect()?,
+            renewers: Arc::new(Mutex::new(connect()?)),
             key: key.to_string(),
             ttl,
             clock,
-        })
-    }
-
-    fn quorum(&self) -> usize {
-        self.nodes.len() / 2 + 1
-    }
-
-    /// Runs `request` on every node at once and returns the outcomes in node order.
-    fn on_every_node<T: Send>(
-        &mut self,
-        request: impl Fn(&mut RedisNode) -> Outcome<T> + Sync,
-    ) -> Vec<Outcome<T>> {
-        thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .nodes
-                .iter_mut()
-                .map(|node| scope.spawn(|| request(node)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Outcome::Info("panicked".into()))
-                })
-                .collect()
+            run_clock,
+            watchdog: None,
         })
     }
 }
 
+/// Runs `request` on every node at once and returns the outcomes in node order.
+fn on_every_node<T: Send>(
+    nodes: &mut [RedisNode],
+    request: impl Fn(&mut RedisNode) -> Outcome<T> + Sync,
+) -> Vec<Outcome<T>> {
+    thread::scope(|scope| {
+        let handles: Vec<_> = nodes
+            .iter_mut()
+            .map(|node| scope.spawn(|| request(node)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Outcome::Info("panicked".into()))
+            })
+            .collect()
+    })
+}
+
+/// The nodes whose request's outcome is unknown: they may apply it at any later moment.
+fn unanswered(outcomes: &[Outcome<bool>]) -> impl Iterator<Item = usize> + '_ {
+    outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| matches!(o, Outcome::Info(_)))
+        .map(|(i, _)| i)
+}
+
+/// What one round of extensions on every node did to the lease. `maybe_late` gathers the nodes
+/// that may still apply one of this grant's requests later: after the lease's expiry bound only
+/// they can hold our key, so the bound holds while they are fewer than a quorum.
+pub fn judge_extension(
+    outcomes: &[Outcome<bool>],
+    maybe_late: &mut BTreeSet<usize>,
+    bounds: Lease,
+) -> Renewed {
+    maybe_late.extend(unanswered(outcomes));
+    let quorum = quorum(outcomes.len());
+    let count = |want: bool| {
+        outcomes
+            .iter()
+            .filter(|o| matches!(o, Outcome::Ok(w) if *w == want))
+            .count()
+    };
+    let (extended, gone) = (count(true), count(false));
+    let unknown = unanswered(outcomes).next().is_some();
+    if extended >= quorum {
+        let mut lease = bounds;
+        if maybe_late.len() >= quorum {
+            lease.expires_by = None;
+        }
+        Renewed::Extended(lease)
+    } else if gone >= quorum {
+        if extended > 0 || unknown {
+            Renewed::GaveUp
+        } else {
+            Renewed::Lost
+        }
+    } else if extended > 0 || unknown {
+        Renewed::Unknown
+    } else {
+        Renewed::Unchanged
+    }
+}
+
 impl LockClient for Redlock {
-    fn try_acquire(&mut self, _wait: Duration) -> Outcome<Grant> {
+    fn try_acquire(&mut self, _wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
         let value = random_value();
         let (key, ttl) = (self.key.clone(), self.ttl);
+        let invoke = self.run_clock.now();
         let start = self.clock.now_ms();
-        let outcomes = self.on_every_node(|node| node.set_if_absent(&key, &value, ttl));
+        let outcomes = on_every_node(&mut self.nodes, |node| {
+            node.set_if_absent(&key, &value, ttl)
+        });
         let elapsed = self.clock.now_ms() - start;
+        let completion = self.run_clock.now();
         let ttl_ms = ttl.as_millis() as i64;
-        let drift = ttl_ms / 100 + 2;
-        let validity = ttl_ms - elapsed - drift;
+        let validity = ttl_ms - elapsed - drift(ttl).as_millis() as i64;
         let granted_by: Vec<String> = outcomes
             .iter()
             .zip(&self.nodes)
             .filter(|(o, _)| matches!(o, Outcome::Ok(true)))
             .map(|(_, n)| n.address().to_string())
             .collect();
-        if granted_by.len() >= self.quorum() && validity > 0 {
+        let quorum = quorum(self.nodes.len());
+        if granted_by.len() >= quorum && validity > 0 {
+            let mut maybe_late: BTreeSet<usize> = unanswered(&outcomes).collect();
+            let mut lease = Lease::set_between(invoke, completion, ttl, drift(ttl), drift(ttl));
+            if maybe_late.len() >= quorum {
+                lease.expires_by = None;
+            }
+            let (renewers, handle, clock) =
+                (Arc::clone(&self.renewers), value.clone(), self.run_clock);
+            self.watchdog = Some(Watchdog::start(
+                lease,
+                ttl / 3,
+                ttl / 3,
+                on_renewal,
+                move || {
+                    let mut nodes = renewers.lock().unwrap_or_else(|e| e.into_inner());
+                    let invoke = clock.now();
+                    let outcomes =
+                        on_every_node(&mut nodes, |node| node.extend_if_equal(&key, &handle, ttl));
+                    let bounds =
+                        Lease::set_between(invoke, clock.now(), ttl, drift(ttl), drift(ttl));
+                    judge_extension(&outcomes, &mut maybe_late, bounds)
+                },
+            ));
             return Outcome::Ok(Grant {
                 token: None,
                 handle: value,
                 granted_by,
+                lease,
+                granted_after: None,
             });
         }
-        self.on_every_node(|node| node.delete_if_equal(&key, &value));
+        on_every_node(&mut self.nodes, |node| node.delete_if_equal(&key, &value));
         let why = format!(
-            "{} of {} nodes granted it (quorum {}), validity {validity} ms",
+            "{} of {} nodes granted it (quorum {quorum}), validity {validity} ms",
             granted_by.len(),
             self.nodes.len(),
-            self.quorum()
         );
         // A SET that timed out may still land: then some nodes hold a key nobody believes in,
         // which only delays others; still, the outcome was not fully known.
@@ -108,13 +201,18 @@ impl LockClient for Redlock {
     }
 
     fn release(&mut self, grant: &Grant) -> Outcome<()> {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stop();
+        }
         let key = self.key.clone();
-        let outcomes = self.on_every_node(|node| node.delete_if_equal(&key, &grant.handle));
+        let outcomes = on_every_node(&mut self.nodes, |node| {
+            node.delete_if_equal(&key, &grant.handle)
+        });
         let deleted = outcomes
             .iter()
             .filter(|o| matches!(o, Outcome::Ok(true)))
             .count();
-        if deleted >= self.quorum() {
+        if deleted >= quorum(self.nodes.len()) {
             Outcome::Ok(())
         } else if outcomes.iter().any(|o| matches!(o, Outcome::Info(_))) {
             Outcome::Info(format!("deleted on {deleted} nodes; others did not answer"))
@@ -123,5 +221,71 @@ impl LockClient for Redlock {
                 "the lock was no longer ours on a majority (deleted on {deleted} nodes)"
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOUNDS: Lease = Lease {
+        live_until: 10,
+        expires_by: Some(20),
+    };
+
+    fn outcomes(text: &str) -> Vec<Outcome<bool>> {
+        text.chars()
+            .map(|c| match c {
+                'y' => Outcome::Ok(true),
+                'n' => Outcome::Ok(false),
+                'f' => Outcome::Fail("refused".into()),
+                _ => Outcome::Info("timed out".into()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_majority_extends_the_lease_with_its_bounds() {
+        let mut late = BTreeSet::new();
+        let renewed = judge_extension(&outcomes("yyyfi"), &mut late, BOUNDS);
+        assert_eq!(renewed, Renewed::Extended(BOUNDS));
+        assert_eq!(late, BTreeSet::from([4]));
+    }
+
+    #[test]
+    fn a_quorum_of_unanswered_nodes_unbounds_the_lease() {
+        let mut late = BTreeSet::from([0, 1]);
+        let renewed = judge_extension(&outcomes("yyyyi"), &mut late, BOUNDS);
+        let unbounded = Lease {
+            expires_by: None,
+            ..BOUNDS
+        };
+        assert_eq!(renewed, Renewed::Extended(unbounded));
+    }
+
+    #[test]
+    fn a_majority_that_lost_our_key_ends_the_renewals() {
+        let mut late = BTreeSet::new();
+        assert_eq!(
+            judge_extension(&outcomes("nnnff"), &mut late, BOUNDS),
+            Renewed::Lost
+        );
+        assert_eq!(
+            judge_extension(&outcomes("nnnyf"), &mut late, BOUNDS),
+            Renewed::GaveUp
+        );
+    }
+
+    #[test]
+    fn a_minority_extension_leaves_the_lease_unknown() {
+        let mut late = BTreeSet::new();
+        assert_eq!(
+            judge_extension(&outcomes("yyfff"), &mut late, BOUNDS),
+            Renewed::Unknown
+        );
+        assert_eq!(
+            judge_extension(&outcomes("fffff"), &mut late, BOUNDS),
+            Renewed::Unchanged
+        );
     }
 }

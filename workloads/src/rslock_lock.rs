@@ -1,22 +1,32 @@
 //! The published `rslock` crate, used as its README shows (`LockManager::new(uris)`,
-//! `acquire(resource, ttl)`, `guard.release()`), as a real third-party Redlock client that no one
-//! here wrote. Its `acquire` loops until it gets the lock and its per-node timeouts cannot be
-//! set, so every call is bounded from outside with a timeout. It reads the real clock: the
-//! client-clock nemesis cannot skew it.
+//! `acquire(resource, ttl)`, `extend(lock, ttl)`, `guard.release()`), as a real third-party
+//! Redlock client that no one here wrote. Its `acquire` loops until it gets the lock and its
+//! per-node timeouts cannot be set, so every call is bounded from outside with a timeout. It
+//! reads the real clock: the client-clock nemesis cannot skew it. While held, a watchdog calls
+//! its `extend` every third of the TTL; a failed `extend` unlocks every node (rslock's own way),
+//! so the watchdog stops after one.
 
 use std::time::Duration;
 
-use rslock::{LockGuard, LockManager};
+use rslock::{Lock, LockGuard, LockManager};
 use tokio::runtime::Runtime;
 
+use crate::clock::RunClock;
+use crate::error::WorkloadError;
+use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome};
+use crate::redlock::drift;
 
 pub struct RslockLock {
+    // Field order is drop order: the watchdog blocks on the runtime, so it goes first.
+    watchdog: Option<Watchdog>,
+    /// Its worker thread drives rslock's connections for the worker and the watchdog alike.
     runtime: Runtime,
     manager: LockManager,
     key: String,
     ttl: Duration,
     timeout: Duration,
+    clock: RunClock,
     /// The guard of the grant currently held; rslock releases through it.
     held: Option<LockGuard>,
 }
@@ -27,36 +37,79 @@ impl RslockLock {
         key: &str,
         ttl: Duration,
         timeout: Duration,
-    ) -> Result<RslockLock, String> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        clock: RunClock,
+    ) -> Result<RslockLock, WorkloadError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(WorkloadError::Runtime)?;
         let uris: Vec<String> = addresses.iter().map(|a| format!("redis://{a}/")).collect();
         let manager = runtime.block_on(async { LockManager::new(uris) });
         Ok(RslockLock {
+            watchdog: None,
             runtime,
             manager,
             key: key.to_string(),
             ttl,
             timeout,
+            clock,
             held: None,
         })
     }
 }
 
 impl LockClient for RslockLock {
-    fn try_acquire(&mut self, wait: Duration) -> Outcome<Grant> {
+    fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
         let (manager, key, ttl) = (&self.manager, self.key.as_bytes(), self.ttl);
+        let invoke = self.clock.now();
         let attempt = async move { tokio::time::timeout(wait, manager.acquire(key, ttl)).await };
         match self.runtime.block_on(attempt) {
             Ok(Ok(guard)) => {
+                let lease =
+                    Lease::set_between(invoke, self.clock.now(), ttl, drift(ttl), drift(ttl));
                 let handle = guard.lock.val.iter().map(|b| format!("{b:02x}")).collect();
+                let ours = Lock {
+                    resource: guard.lock.resource.clone(),
+                    val: guard.lock.val.clone(),
+                    validity_time: guard.lock.validity_time,
+                    lock_manager: self.manager.clone(),
+                };
+                let (runtime, clock, timeout) =
+                    (self.runtime.handle().clone(), self.clock, self.timeout);
+                self.watchdog = Some(Watchdog::start(
+                    lease,
+                    ttl / 3,
+                    ttl / 3,
+                    on_renewal,
+                    move || {
+                        let invoke = clock.now();
+                        // The timer must be made inside the runtime.
+                        let extend = async {
+                            tokio::time::timeout(timeout, ours.lock_manager.extend(&ours, ttl))
+                                .await
+                        };
+                        match runtime.block_on(extend) {
+                            Ok(Ok(_)) => Renewed::Extended(Lease::set_between(
+                                invoke,
+                                clock.now(),
+                                ttl,
+                                drift(ttl),
+                                drift(ttl),
+                            )),
+                            // It may have extended a minority before giving up and unlocking.
+                            Ok(Err(_)) => Renewed::GaveUp,
+                            Err(_) => Renewed::Unknown,
+                        }
+                    },
+                ));
                 self.held = Some(guard);
                 Outcome::Ok(Grant {
                     token: None,
                     handle,
                     granted_by: Vec::new(),
+                    lease,
+                    granted_after: None,
                 })
             }
             Ok(Err(e)) => Outcome::Fail(format!("rslock: {e}")),
@@ -66,6 +119,9 @@ impl LockClient for RslockLock {
     }
 
     fn release(&mut self, _grant: &Grant) -> Outcome<()> {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stop();
+        }
         let Some(guard) = self.held.take() else {
             return Outcome::Fail("no rslock guard held".to_string());
         };

@@ -15,6 +15,7 @@ use lockpick_checkers::{OpType, F};
 use rand::Rng;
 use serde_json::{json, Value};
 
+use crate::lease::{Lease, OnRenewal};
 use crate::lock_client::{Grant, LockClient, Outcome};
 use crate::recorder::Recorder;
 use crate::resource_client::{AccessRequest, ResourceClient};
@@ -36,11 +37,11 @@ pub struct WorkerConfig {
 
 /// Runs the loop until the deadline or the attempt bound. Returns an error only when the
 /// operations cannot be recorded (the controller is gone).
-pub fn run<W: Write>(
+pub fn run<W: Write + Send + 'static>(
     config: &WorkerConfig,
     lock: &mut dyn LockClient,
     resource: &mut ResourceClient,
-    recorder: &mut Recorder<W>,
+    recorder: &Recorder<W>,
 ) -> io::Result<()> {
     let mut rng = rand::thread_rng();
     let mut attempts = 0;
@@ -52,11 +53,18 @@ pub fn run<W: Write>(
             F::Acquire,
             json!({ "acquisition": acquisition }),
         )?;
-        match lock.try_acquire(config.acquire_wait) {
+        match lock.try_acquire(config.acquire_wait, record_renewals(recorder, &acquisition)) {
             Outcome::Ok(grant) => {
-                let mut value = json!({ "acquisition": acquisition, "token": grant.token });
+                let mut value = json!({
+                    "acquisition": acquisition,
+                    "token": grant.token,
+                    "lease": grant.lease,
+                });
                 if !grant.granted_by.is_empty() {
                     value["nodes"] = json!(grant.granted_by);
+                }
+                if let Some(granted_after) = grant.granted_after {
+                    value["granted_after"] = json!(granted_after);
                 }
                 recorder.record(OpType::Ok, F::Acquire, value)?;
                 critical_section(config, &acquisition, &grant, resource, recorder)?;
@@ -92,6 +100,19 @@ pub fn run<W: Write>(
     Ok(())
 }
 
+/// Records each renewal of the lease of `acquisition` as a standalone `renew` line.
+fn record_renewals<W: Write + Send + 'static>(
+    recorder: &Recorder<W>,
+    acquisition: &str,
+) -> OnRenewal {
+    let (recorder, acquisition) = (recorder.clone(), acquisition.to_string());
+    Box::new(move |lease: Lease| {
+        let value = json!({ "acquisition": acquisition, "lease": lease });
+        // A controller that stopped listening is noticed by the worker's next record.
+        let _ = recorder.record(OpType::Ok, F::Renew, value);
+    })
+}
+
 /// Read, work, write. Stops at the first access that did not succeed: a client that was refused
 /// or got no answer does not go on as if it knew the value.
 fn critical_section<W: Write>(
@@ -99,7 +120,7 @@ fn critical_section<W: Write>(
     acquisition: &str,
     grant: &Grant,
     resource: &mut ResourceClient,
-    recorder: &mut Recorder<W>,
+    recorder: &Recorder<W>,
 ) -> io::Result<()> {
     let mut request = AccessRequest {
         process: config.process,
@@ -108,7 +129,7 @@ fn critical_section<W: Write>(
         op: AccessKind::Read,
         value: 0,
     };
-    let mut access = |request: &AccessRequest, f: F, recorder: &mut Recorder<W>| {
+    let mut access = |request: &AccessRequest, f: F, recorder: &Recorder<W>| {
         let mut invoke = json!({ "acquisition": acquisition, "token": grant.token });
         if f == F::Write {
             invoke["value"] = json!(request.value);
@@ -135,7 +156,7 @@ fn critical_section<W: Write>(
 
 /// Records the completion of an operation: `ok` with its value, `fail` or `info` with the error.
 fn record_outcome<W: Write, T>(
-    recorder: &mut Recorder<W>,
+    recorder: &Recorder<W>,
     f: F,
     acquisition: &str,
     token: Option<u64>,

@@ -10,10 +10,22 @@ use tokio::runtime::Runtime;
 use tokio::time::timeout;
 use zookeeper_client as zk;
 
+use crate::clock::RunClock;
+use crate::error::WorkloadError;
+use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome};
 
+/// ZooKeeper's tick here (the harness's `tickTime`): the server expires sessions in tick-sized
+/// buckets, so a session may outlive its timeout by up to one tick.
+pub const TICK: Duration = Duration::from_millis(500);
+
 pub struct ZookeeperLock {
+    // Field order is drop order: the watchdog blocks on the runtime, so it goes first.
+    /// While held, it checks our node every third of the session timeout: each answer shows the
+    /// session (the lease) alive when it was asked.
+    watchdog: Option<Watchdog>,
     runtime: Runtime,
+    clock: RunClock,
     cluster: String,
     dir: String,
     session_timeout: Duration,
@@ -37,13 +49,20 @@ impl ZookeeperLock {
         key: &str,
         ttl: Duration,
         timeout: Duration,
-    ) -> Result<ZookeeperLock, String> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        clock: RunClock,
+    ) -> Result<ZookeeperLock, WorkloadError> {
+        // The session (its pings) runs on the runtime's own worker thread, so it stays alive while
+        // the worker sleeps in its critical section, as a real client's session does. A
+        // current-thread runtime would only run it inside `block_on`.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(WorkloadError::Runtime)?;
         Ok(ZookeeperLock {
+            watchdog: None,
             runtime,
+            clock,
             cluster: addresses.join(","),
             dir: format!("/{key}"),
             session_timeout: ttl,
@@ -73,12 +92,23 @@ async fn connect(
     }
 }
 
-/// Creates our node and waits until it is the lowest. Returns the node's path and sequence.
+/// Our node, once it is the lowest.
+struct Held {
+    path: String,
+    sequence: i64,
+    /// When the last request that the session answered was sent (run clock).
+    answered_since: u64,
+    /// When the last check that still saw a predecessor ahead was sent, if any did.
+    granted_after: Option<u64>,
+}
+
+/// Creates our node and waits until it is the lowest.
 async fn acquire(
     client: &zk::Client,
     dir: &str,
     created: &mut Option<String>,
-) -> Result<(String, i64), String> {
+    clock: RunClock,
+) -> Result<Held, String> {
     let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
     match client.create(dir, &[], &persistent).await {
         Ok(_) | Err(zk::Error::NodeExists) => {}
@@ -93,7 +123,9 @@ async fn acquire(
     let ours = sequence.into_i64();
     let path = format!("{prefix}{sequence}");
     *created = Some(path.clone());
+    let mut granted_after = None;
     loop {
+        let listing = clock.now();
         let children = client
             .list_children(dir)
             .await
@@ -104,25 +136,33 @@ async fn acquire(
             .filter(|(s, _)| *s < ours)
             .max_by_key(|(s, _)| *s);
         let Some((_, predecessor)) = ahead else {
-            return Ok((path, ours));
+            return Ok(Held {
+                path,
+                sequence: ours,
+                answered_since: listing,
+                granted_after,
+            });
         };
+        granted_after = Some(listing);
         let watched = format!("{dir}/{predecessor}");
+        let checking = clock.now();
         let (stat, watcher) = client
             .check_and_watch_stat(&watched)
             .await
             .map_err(|e| format!("watch {watched}: {e}"))?;
         if stat.is_some() {
+            granted_after = Some(checking);
             watcher.changed().await;
         }
     }
 }
 
 impl LockClient for ZookeeperLock {
-    fn try_acquire(&mut self, wait: Duration) -> Outcome<Grant> {
-        let (cluster, dir) = (self.cluster.clone(), self.dir.clone());
+    fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
+        let (cluster, dir, clock) = (self.cluster.clone(), self.dir.clone(), self.clock);
         let (session_timeout, request_timeout) = (self.session_timeout, self.timeout);
         let existing = self.client.take();
-        let result: Result<(zk::Client, String, i64), (Option<zk::Client>, Failure)> =
+        let result: Result<(zk::Client, Held), (Option<zk::Client>, Failure)> =
             self.runtime.block_on(async move {
                 let client = match existing {
                     Some(c) => c,
@@ -131,8 +171,9 @@ impl LockClient for ZookeeperLock {
                         .map_err(|e| (None, Failure::Certain(e)))?,
                 };
                 let mut created = None;
-                let why = match timeout(wait, acquire(&client, &dir, &mut created)).await {
-                    Ok(Ok((path, sequence))) => return Ok((client, path, sequence)),
+                let attempt = acquire(&client, &dir, &mut created, clock);
+                let why = match timeout(wait, attempt).await {
+                    Ok(Ok(held)) => return Ok((client, held)),
                     Ok(Err(e)) => e,
                     Err(_) => format!("not the lowest within {wait:?}"),
                 };
@@ -148,12 +189,44 @@ impl LockClient for ZookeeperLock {
                 }
             });
         match result {
-            Ok((client, path, sequence)) => {
+            Ok((client, held)) => {
+                // The session timeout the ensemble agreed to, which may differ from ours.
+                let session_timeout = client.session_timeout();
+                let lease = Lease {
+                    live_until: held.answered_since + session_timeout.as_nanos() as u64,
+                    // The library pings on its own, unseen: nobody can say when it ends.
+                    expires_by: None,
+                };
+                let (watcher, path) = (client.clone(), held.path.clone());
+                let (runtime, request_timeout) = (self.runtime.handle().clone(), self.timeout);
+                self.watchdog = Some(Watchdog::start(
+                    lease,
+                    session_timeout / 3,
+                    session_timeout / 3,
+                    on_renewal,
+                    move || {
+                        let asked = clock.now();
+                        // The timer must be made inside the runtime.
+                        let check =
+                            async { timeout(request_timeout, watcher.check_stat(&path)).await };
+                        match runtime.block_on(check) {
+                            Ok(Ok(Some(_))) => Renewed::Extended(Lease {
+                                live_until: asked + session_timeout.as_nanos() as u64,
+                                expires_by: None,
+                            }),
+                            Ok(Ok(None)) | Ok(Err(zk::Error::SessionExpired)) => Renewed::Lost,
+                            // A read that failed extends nothing we could count on.
+                            _ => Renewed::Unchanged,
+                        }
+                    },
+                ));
                 self.client = Some(client);
                 Outcome::Ok(Grant {
-                    token: Some(sequence as u64),
-                    handle: path,
+                    token: Some(held.sequence as u64),
+                    handle: held.path,
                     granted_by: Vec::new(),
+                    lease,
+                    granted_after: held.granted_after,
                 })
             }
             Err((client, Failure::Certain(e))) => {
@@ -165,6 +238,9 @@ impl LockClient for ZookeeperLock {
     }
 
     fn release(&mut self, grant: &Grant) -> Outcome<()> {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stop();
+        }
         let Some(client) = self.client.take() else {
             return Outcome::Fail("the session that held the lock is gone".to_string());
         };

@@ -32,9 +32,9 @@ use crate::service::{Launch, LockService};
 /// How to start a client process; the parts that differ per client are added by `spawn_client`.
 pub struct ClientCommand {
     pub program: PathBuf,
-    /// Flags every client gets (lock, TTL, timeouts); servers and the resource are added per
-    /// client, since a delay proxy may stand in front of them.
-    pub args: Vec<String>,
+    /// What every client gets (lock, TTL, timeouts); process, servers, resource, deadline and
+    /// skew file are filled in per client, since a delay proxy may stand in front of them.
+    pub spec: lockpick_workloads::client_spec::ClientSpec,
     pub resource: SocketAddr,
     pub logs: PathBuf,
 }
@@ -159,26 +159,24 @@ impl Cluster {
             None => command.resource,
         };
         let log = command.logs.join(format!("client-{process}.log"));
-        let mut servers = Vec::new();
+        let mut spec = command.spec.clone();
         for (name, endpoint) in &self.endpoints {
             let link = self
                 .server_links
                 .get(slot)
                 .and_then(|links| links.get(name));
-            servers.push("--node".to_string());
-            servers.push(link.map_or(*endpoint, |l| l.listen).to_string());
+            spec.nodes
+                .push(link.map_or(*endpoint, |l| l.listen).to_string());
         }
+        spec.process = process;
+        spec.resource = resource;
+        spec.deadline_ns = deadline_ns;
+        spec.skew_file = Some(self.skew_file(slot));
         let mut child = self
             .runtime
             .command(&node, &command.program)?
             .arg("client")
-            .args(&command.args)
-            .args(&servers)
-            .args(["--process", &process.to_string()])
-            .args(["--resource", &resource.to_string()])
-            .args(["--deadline-ns", &deadline_ns.to_string()])
-            .arg("--skew-file")
-            .arg(self.skew_file(slot))
+            .args(["--spec", &spec.to_json()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).with_context(|| format!("cannot create {log:?}"))?)

@@ -4,10 +4,12 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::etcd_lock::EtcdLock;
+use lockpick_workloads::etcd_lock::{lease_length, EXPIRY_CHECK_PERIOD};
 use lockpick_workloads::LockClient;
 
-use super::{boxed, Capabilities, ClientParams, Lock, Support};
+use super::{boxed, Capabilities, Lock, Support};
 use crate::service::etcd::EtcdService;
 use crate::service::LockService;
 
@@ -54,13 +56,12 @@ impl Lock for Etcd {
 
     fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
         // etcd revokes expired leases in a loop that runs every 500 ms.
-        Some(ttl + Duration::from_millis(500))
+        Some(lease_length(ttl) + EXPIRY_CHECK_PERIOD)
     }
 
-    fn client(&self, p: ClientParams) -> anyhow::Result<Box<dyn LockClient>> {
-        EtcdLock::new(p.nodes, p.key, p.ttl, p.op_timeout)
-            .map(boxed)
-            .map_err(anyhow::Error::msg)
-            .context("cannot set up the etcd client")
+    fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
+        let (ttl, timeout) = (spec.ttl(), spec.op_timeout());
+        let lock = EtcdLock::new(&spec.nodes, &spec.key, ttl, timeout, spec.run_clock());
+        Ok(boxed(lock.context("cannot set up the etcd client")?))
     }
 }

@@ -15,7 +15,7 @@ mod zookeeper;
 
 use std::time::Duration;
 
-use lockpick_workloads::clock::SkewableClock;
+use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::LockClient;
 
 use crate::service::LockService;
@@ -89,27 +89,13 @@ pub trait Lock: Sync {
         Ok(())
     }
 
-    /// The longest a lease can outlive the last moment its frozen holder ran, in ms, when the
-    /// lease is renewed in the background (`None`: it is not, the acquire bounds it).
-    fn lease_silence(&self, _ttl: Duration) -> Option<Duration> {
-        None
-    }
+    /// The longest a lease can outlive the last moment its holder's process ran (the `setup`
+    /// line's `lease_silence_ms`): a frozen holder renews nothing, so its lease ends one lease
+    /// length after its last renewal, plus the service's own slack.
+    fn lease_silence(&self, ttl: Duration) -> Option<Duration>;
 
     /// Builds the client, in the client process.
-    fn client(&self, params: ClientParams) -> anyhow::Result<Box<dyn LockClient>>;
-}
-
-/// What a lock client is built from, in the client process.
-pub struct ClientParams<'a> {
-    /// The servers' addresses (`ip:port`), as the client reaches them (maybe through a proxy).
-    pub nodes: &'a [String],
-    /// The lock's name on the service.
-    pub key: &'a str,
-    pub ttl: Duration,
-    /// The bound of every request.
-    pub op_timeout: Duration,
-    /// The client's own clock, which `skew-clients` may move.
-    pub clock: SkewableClock,
+    fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>>;
 }
 
 fn boxed(lock: impl LockClient + 'static) -> Box<dyn LockClient> {

@@ -1,11 +1,14 @@
 //! `redis`: one redis-server; `SET key value NX PX ttl` to acquire, a Lua compare-and-delete to
 //! release. No fencing token: the textbook lease the fencing argument is about.
 
+use std::time::Duration;
+
 use anyhow::Context;
 
-use super::{boxed, Capabilities, ClientParams, Lock, Support};
+use super::{boxed, Capabilities, Lock, Support};
 use crate::service::redis::RedisService;
 use crate::service::LockService;
+use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::redis_lock::RedisLock;
 use lockpick_workloads::LockClient;
 
@@ -37,10 +40,19 @@ impl Lock for Redis {
         Box::new(RedisService::new(1))
     }
 
-    fn client(&self, p: ClientParams) -> anyhow::Result<Box<dyn LockClient>> {
-        RedisLock::new(&p.nodes[0], p.key, p.ttl, p.op_timeout)
-            .map(boxed)
-            .map_err(anyhow::Error::msg)
-            .context("cannot set up the redis client")
+    fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
+        Some(ttl)
+    }
+
+    fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
+        let (ttl, timeout) = (spec.ttl(), spec.op_timeout());
+        let lock = RedisLock::new(
+            spec.first_node()?,
+            &spec.key,
+            ttl,
+            timeout,
+            spec.run_clock(),
+        );
+        Ok(boxed(lock.context("cannot set up the redis client")?))
     }
 }

@@ -5,20 +5,16 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use lockpick_workloads::client_spec::ClientSpec;
+use lockpick_workloads::redlock::drift;
 use lockpick_workloads::redlock::Redlock as RedlockClient;
 use lockpick_workloads::LockClient;
 
-use super::{boxed, Capabilities, ClientParams, Lock, Support};
+use super::{boxed, Capabilities, Lock, Support};
 use crate::service::redis::RedisService;
 use crate::service::LockService;
 
 pub struct Redlock;
-
-/// Redlock asks each node with a timeout much smaller than the TTL (the algorithm's advice),
-/// but never under 1 ms nor over the client's own request bound.
-pub fn node_timeout(ttl: Duration, op_timeout: Duration) -> Duration {
-    (ttl / 10).max(Duration::from_millis(1)).min(op_timeout)
-}
 
 impl Lock for Redlock {
     fn name(&self) -> &'static str {
@@ -43,25 +39,19 @@ impl Lock for Redlock {
         Box::new(RedisService::new(5))
     }
 
-    fn client(&self, p: ClientParams) -> anyhow::Result<Box<dyn LockClient>> {
-        let timeout = node_timeout(p.ttl, p.op_timeout);
-        RedlockClient::new(p.nodes, p.key, p.ttl, timeout, p.clock)
-            .map(boxed)
-            .map_err(anyhow::Error::msg)
-            .context("cannot set up the redlock client")
+    fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
+        Some(ttl + drift(ttl))
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_node_timeout_is_valid_for_any_accepted_op_timeout() {
-        let ms = Duration::from_millis;
-        assert_eq!(node_timeout(ms(1000), ms(500)), ms(100));
-        assert_eq!(node_timeout(ms(20), ms(4)), ms(2));
-        assert_eq!(node_timeout(ms(10), ms(1)), ms(1));
-        assert_eq!(node_timeout(ms(5000), ms(200)), ms(200));
+    fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
+        let lock = RedlockClient::new(
+            &spec.nodes,
+            &spec.key,
+            spec.ttl(),
+            spec.node_timeout(),
+            spec.skewable_clock(),
+            spec.run_clock(),
+        );
+        Ok(boxed(lock.context("cannot set up the redlock client")?))
     }
 }

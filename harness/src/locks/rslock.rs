@@ -1,11 +1,15 @@
 //! `rslock`: the published rslock crate (a Redlock client) over the same five redis-servers,
 //! used as its README shows: `acquire` and the guard's release, bounded from outside. No token.
 
+use std::time::Duration;
+
 use anyhow::Context;
+use lockpick_workloads::client_spec::ClientSpec;
+use lockpick_workloads::redlock::drift;
 use lockpick_workloads::rslock_lock::RslockLock;
 use lockpick_workloads::LockClient;
 
-use super::{boxed, Capabilities, ClientParams, Lock, Support};
+use super::{boxed, Capabilities, Lock, Support};
 use crate::service::redis::RedisService;
 use crate::service::LockService;
 
@@ -38,10 +42,13 @@ impl Lock for Rslock {
         Box::new(RedisService::new(5))
     }
 
-    fn client(&self, p: ClientParams) -> anyhow::Result<Box<dyn LockClient>> {
-        RslockLock::new(p.nodes, p.key, p.ttl, p.op_timeout)
-            .map(boxed)
-            .map_err(anyhow::Error::msg)
-            .context("cannot set up the rslock client")
+    fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
+        Some(ttl + drift(ttl))
+    }
+
+    fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
+        let (ttl, timeout) = (spec.ttl(), spec.op_timeout());
+        let lock = RslockLock::new(&spec.nodes, &spec.key, ttl, timeout, spec.run_clock());
+        Ok(boxed(lock.context("cannot set up the rslock client")?))
     }
 }

@@ -4,10 +4,11 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::zookeeper_lock::ZookeeperLock;
 use lockpick_workloads::LockClient;
 
-use super::{boxed, Capabilities, ClientParams, Lock, Support};
+use super::{boxed, Capabilities, Lock, Support};
 use crate::service::zookeeper::{ZookeeperService, TICK_MS};
 use crate::service::LockService;
 
@@ -66,10 +67,9 @@ impl Lock for Zookeeper {
         Some(ttl + TICK)
     }
 
-    fn client(&self, p: ClientParams) -> anyhow::Result<Box<dyn LockClient>> {
-        ZookeeperLock::new(p.nodes, p.key, p.ttl, p.op_timeout)
-            .map(boxed)
-            .map_err(anyhow::Error::msg)
-            .context("cannot set up the ZooKeeper client")
+    fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
+        let (ttl, timeout) = (spec.ttl(), spec.op_timeout());
+        let lock = ZookeeperLock::new(&spec.nodes, &spec.key, ttl, timeout, spec.run_clock());
+        Ok(boxed(lock.context("cannot set up the ZooKeeper client")?))
     }
 }

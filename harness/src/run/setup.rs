@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use lockpick_checkers::{Op, OpType, Process, F};
+use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::RunClock;
 use serde_json::json;
 
@@ -151,18 +152,22 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         },
     )?;
 
-    let args = vec![
-        "--lock".to_string(),
-        config.lock.name().to_string(),
-        "--ttl-ms".to_string(),
-        config.ttl.as_millis().to_string(),
-        "--op-timeout-ms".to_string(),
-        config.op_timeout.as_millis().to_string(),
-        "--work-ms".to_string(),
-        config.work.as_millis().to_string(),
-        "--origin-ns".to_string(),
-        clock.origin_ns().to_string(),
-    ];
+    // What every client gets; `Cluster::spawn_client` fills in the per-client parts (process,
+    // servers, resource, deadline, skew file).
+    let spec = ClientSpec {
+        process: 0,
+        lock: config.lock.name().to_string(),
+        nodes: Vec::new(),
+        resource,
+        key: "lockpick".to_string(),
+        ttl_ms: config.ttl.as_millis() as u64,
+        op_timeout_ms: config.op_timeout.as_millis() as u64,
+        work_ms: config.work.as_millis() as u64,
+        origin_ns: clock.origin_ns(),
+        deadline_ns: 0,
+        max_attempts: 1_000_000,
+        skew_file: None,
+    };
     let mut cluster = Cluster::new(Parts {
         children,
         service,
@@ -173,7 +178,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         launches,
         client_command: ClientCommand {
             program: me,
-            args,
+            spec,
             resource,
             logs,
         },
