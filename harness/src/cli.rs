@@ -106,11 +106,14 @@ pub struct RunArgs {
     /// Seed for every random choice of the run (fault timing, targets); random if not given.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Time a client spends between its read and its write of the resource.
-    #[arg(long, default_value = "100ms", allow_hyphen_values = true, value_parser = duration_word)]
-    pub work: String,
+    /// Time a client spends between its read and its write of the resource [default: 100ms,
+    /// or longer where a nemesis needs a long critical section to show its classic failure,
+    /// e.g. 1.5 x the TTL for partition-holder].
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
+    pub work: Option<String>,
     /// How long each fault lasts: a pause, a partition, a kill's downtime, a clock jump
-    /// [default: twice the TTL].
+    /// [default: each nemesis's own, twice the TTL for most; kill-node restarts within the
+    /// lease, after a quarter of the TTL].
     #[arg(long, alias = "pause", allow_hyphen_values = true, value_parser = duration_word)]
     pub fault_duration: Option<String>,
     /// Mean quiet time between two faults of a nemesis (each is drawn from 0.5x to 1.5x this).

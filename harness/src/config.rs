@@ -8,7 +8,10 @@ use serde::Serialize;
 pub use crate::bad_input::{bad, BadInput};
 use crate::cli::{Fencing, PartitionMode, RunArgs};
 use crate::locks::{self, Lock};
+use crate::nemesis::window::Shape;
 use crate::nemesis::{self, FaultKnobs, Needs, Nemesis};
+use crate::schedule::{Plan, Schedule};
+use crate::schedule_check;
 
 /// Everything a run needs, checked. Defaults are documented on the flags in `cli`.
 #[derive(Clone, Debug, Serialize)]
@@ -27,9 +30,12 @@ pub struct RunConfig {
     pub seed: u64,
     #[serde(serialize_with = "as_millis")]
     pub work: Duration,
-    /// How long each fault lasts.
+    /// How long each fault lasts when --fault-duration is given (else twice the TTL, the
+    /// default of most nemeses): see [`RunConfig::duration_of`].
     #[serde(serialize_with = "as_millis")]
     pub fault_duration: Duration,
+    /// Whether --fault-duration was given; otherwise each nemesis uses its own default.
+    pub fault_duration_given: bool,
     #[serde(serialize_with = "as_millis")]
     pub fault_interval: Duration,
     /// Healed time at the end of the workload.
@@ -66,8 +72,12 @@ fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error
 }
 
 pub const MAX_CLIENTS: u32 = 200;
-/// The shortest request timeout the client can honour (its per-node timeout's floor).
-pub const MIN_OP_TIMEOUT: Duration = Duration::from_millis(5);
+
+/// The critical section when neither --work nor a nemesis asks for another.
+const DEFAULT_WORK: Duration = Duration::from_millis(100);
+/// The shortest request timeout a client can honour: its requests' timeouts count in whole
+/// milliseconds, and a zero socket timeout would mean "never".
+pub const MIN_OP_TIMEOUT: Duration = Duration::from_millis(1);
 /// The most fault windows a run may draw: more is a typo in a flag, and would take memory
 /// without bound.
 pub const MAX_WINDOWS: u64 = 100_000;
@@ -112,11 +122,9 @@ impl RunConfig {
             Some(text) => parse_duration("--op-timeout", text)?,
             None => (ttl / 2).min(Duration::from_secs(1)),
         };
-        // The client asks each node with ttl/10, clamped to [5ms, op timeout]: below 5ms that
-        // range is empty, and the client could not honour the timeout at all.
         if op_timeout < MIN_OP_TIMEOUT {
             return Err(bad(format!(
-                "--op-timeout {} is shorter than 5ms, the shortest request timeout a client \
+                "--op-timeout {} is shorter than 1ms, the shortest request timeout a client \
                  honours",
                 args.op_timeout.as_deref().unwrap_or("?"),
             )));
@@ -155,14 +163,6 @@ impl RunConfig {
                 args.quiet, args.time_limit
             )));
         }
-        let work = parse_duration("--work", &args.work)?;
-        if work >= time_limit {
-            return Err(bad(format!(
-                "--work {} must be shorter than --time-limit {}: a client would never finish \
-                 its first critical section",
-                args.work, args.time_limit
-            )));
-        }
         if args.loss == 0 || args.loss > 100 {
             return Err(bad(format!(
                 "--loss {} must be a percentage from 1 to 100",
@@ -188,7 +188,7 @@ impl RunConfig {
         // A replayed schedule brings its own seed, unless --seed says otherwise.
         let mut replayed_seed = None;
         if let Some(path) = &args.schedule {
-            let schedule = crate::schedule::Schedule::load(path)?;
+            let schedule = Schedule::load(path)?;
             replayed_seed = Some(schedule.seed);
             let replayed = schedule
                 .nemeses()
@@ -205,19 +205,27 @@ impl RunConfig {
                     names(&replayed)
                 )));
             }
-            crate::schedule_check::check_replay(
-                path,
-                &schedule,
-                lock,
-                args.clients,
-                time_limit - quiet,
-            )?;
+            schedule_check::check_replay(path, &schedule, lock, args.clients, time_limit - quiet)?;
             nemeses = replayed;
-        } else {
-            refuse_runaway_schedule(args, &nemeses, time_limit - quiet, fault_duration)?;
         }
         for n in &nemeses {
             refuse_mismatch(lock, *n)?;
+        }
+        // The critical section: as asked, or long enough for every nemesis's classic failure.
+        let work = match &args.work {
+            Some(text) => parse_duration("--work", text)?,
+            None => nemeses
+                .iter()
+                .filter_map(|n| n.default_work(ttl))
+                .fold(DEFAULT_WORK, Duration::max),
+        };
+        if work >= time_limit {
+            return Err(bad(format!(
+                "--work {} must be shorter than --time-limit {}: a client would never finish \
+                 its first critical section",
+                args.work.as_deref().unwrap_or("(the nemeses' default)"),
+                args.time_limit
+            )));
         }
         let config = RunConfig {
             lock,
@@ -229,6 +237,7 @@ impl RunConfig {
             seed: args.seed.or(replayed_seed).unwrap_or_else(rand::random),
             work,
             fault_duration,
+            fault_duration_given: args.fault_duration.is_some(),
             fault_interval,
             quiet,
             partition_mode: args.partition_mode,
@@ -243,6 +252,9 @@ impl RunConfig {
                 .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?,
             command,
         };
+        if config.schedule.is_none() && !config.nemeses.is_empty() {
+            config.check_plan(args)?;
+        }
         crate::store::check_writable(&config.store, &config.name())?;
         Ok(config)
     }
@@ -254,6 +266,69 @@ impl RunConfig {
         } else {
             names(&self.nemeses).replace(',', "+")
         }
+    }
+
+    /// The nodes a run of this lock with this many clients has (the same in every runtime).
+    pub fn shape(&self) -> Shape {
+        Shape::of(self.lock.capabilities().servers, self.clients as usize)
+    }
+
+    /// The schedule the run's seed draws for its nemeses.
+    pub fn plan_schedule(&self) -> Schedule {
+        let nemeses: Vec<(&'static dyn Nemesis, Duration)> = self
+            .nemeses
+            .iter()
+            .map(|n| (*n, self.duration_of(*n)))
+            .collect();
+        Schedule::plan(&Plan {
+            seed: self.seed,
+            lock: self.lock.name(),
+            nemeses: &nemeses,
+            shape: &self.shape(),
+            heal_at: self.heal_at(),
+            fault_interval: self.fault_interval,
+        })
+    }
+
+    /// Refuses a plan that would run away (too many windows to hold) or that is known to be
+    /// empty for some nemesis before the run starts: a run whose faults never happen proves
+    /// nothing.
+    fn check_plan(&self, args: &RunArgs) -> anyhow::Result<()> {
+        let durations: Vec<Duration> = self.nemeses.iter().map(|n| self.duration_of(*n)).collect();
+        schedule_check::refuse_runaway(args, &durations, self.heal_at(), self.fault_interval)?;
+        let schedule = self.plan_schedule();
+        for n in &self.nemeses {
+            if !schedule.windows.iter().any(|w| w.nemesis == n.name()) {
+                return Err(bad(format!(
+                    "--nemesis {} has no fault window that fits: its first fault starts after \
+                     about --fault-interval ({:?}) and lasts {:?}, but faults must end by \
+                     --time-limit minus --quiet ({:?}); give a longer --time-limit",
+                    n.name(),
+                    self.fault_interval,
+                    self.duration_of(*n),
+                    self.heal_at()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// How long each fault of `nemesis` lasts.
+    pub fn duration_of(&self, nemesis: &dyn Nemesis) -> Duration {
+        if self.fault_duration_given {
+            self.fault_duration
+        } else {
+            nemesis.default_duration(self.ttl)
+        }
+    }
+
+    /// The longest fault of the run.
+    pub fn longest_fault(&self) -> Duration {
+        self.nemeses
+            .iter()
+            .map(|n| self.duration_of(*n))
+            .max()
+            .unwrap_or(Duration::ZERO)
     }
 
     /// What the run's nemeses need, together.
@@ -297,29 +372,6 @@ impl RunConfig {
             hash as u32
         )
     }
-}
-
-/// Refuses fault timings that would draw more than `MAX_WINDOWS` windows. Each nemesis's windows
-/// are at least its duration plus half the interval apart (see `Schedule::plan`).
-fn refuse_runaway_schedule(
-    args: &RunArgs,
-    nemeses: &[&'static dyn Nemesis],
-    fault_time: Duration,
-    fault_duration: Duration,
-) -> anyhow::Result<()> {
-    let interval = parse_duration("--fault-interval", &args.fault_interval)?;
-    let spacing = (fault_duration.as_millis() + interval.as_millis() / 2).max(1);
-    let windows = nemeses.len() as u128 * (fault_time.as_millis() / spacing);
-    if windows > MAX_WINDOWS as u128 {
-        return Err(bad(format!(
-            "--fault-interval {} and --fault-duration {} would draw about {windows} faults in \
-             --time-limit {}: at most {MAX_WINDOWS} (make them longer)",
-            args.fault_interval,
-            args.fault_duration.as_deref().unwrap_or("(twice the TTL)"),
-            args.time_limit
-        )));
-    }
-    Ok(())
 }
 
 fn names(nemeses: &[&dyn Nemesis]) -> String {

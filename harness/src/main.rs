@@ -54,9 +54,6 @@ fn dispatch(cli: Cli) -> Result<u8> {
             for crash in &finished.crashed_clients {
                 println!("  warning: {crash}");
             }
-            for reason in &finished.downgraded {
-                println!("  not proven: {reason}");
-            }
             if finished.interrupted {
                 println!("  interrupted: the history is partial");
             }

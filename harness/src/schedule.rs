@@ -33,11 +33,11 @@ pub struct Schedule {
 pub struct Plan<'a> {
     pub seed: u64,
     pub lock: &'a str,
-    pub nemeses: &'a [&'static dyn Nemesis],
+    /// Each nemesis with how long its faults last.
+    pub nemeses: &'a [(&'static dyn Nemesis, Duration)],
     pub shape: &'a Shape,
     /// When every fault must be over.
     pub heal_at: Duration,
-    pub fault_duration: Duration,
     /// The mean quiet time between two faults of one nemesis.
     pub fault_interval: Duration,
 }
@@ -55,9 +55,9 @@ impl Schedule {
     pub fn plan(plan: &Plan) -> Schedule {
         let mut windows = Vec::new();
         let heal_at = plan.heal_at.as_millis() as u64;
-        let duration = plan.fault_duration.as_millis() as u64;
         let interval = plan.fault_interval.as_millis() as u64;
-        for nemesis in plan.nemeses {
+        for (nemesis, duration) in plan.nemeses {
+            let duration = duration.as_millis() as u64;
             let mut rng = ChaCha8Rng::seed_from_u64(stream(plan.seed, nemesis.name()));
             let quiet =
                 |rng: &mut ChaCha8Rng| rng.gen_range(interval / 2..=interval + interval / 2);
@@ -124,15 +124,16 @@ mod tests {
     use super::*;
 
     fn plan_of(names: &[&str], seed: u64) -> Schedule {
-        let nemeses: Vec<&'static dyn Nemesis> =
-            names.iter().map(|n| nemesis::find(n).unwrap()).collect();
+        let nemeses: Vec<(&'static dyn Nemesis, Duration)> = names
+            .iter()
+            .map(|n| (nemesis::find(n).unwrap(), Duration::from_secs(2)))
+            .collect();
         Schedule::plan(&Plan {
             seed,
             lock: "redlock",
             nemeses: &nemeses,
             shape: &Shape::of(5, 3),
             heal_at: Duration::from_secs(29),
-            fault_duration: Duration::from_secs(2),
             fault_interval: Duration::from_secs(1),
         })
     }
@@ -191,14 +192,16 @@ mod tests {
 
     #[test]
     fn a_window_longer_than_the_run_draws_nothing() {
-        let nemeses = [nemesis::find("pause-holder").unwrap()];
+        let nemeses = [(
+            nemesis::find("pause-holder").unwrap(),
+            Duration::from_secs(2),
+        )];
         let schedule = Schedule::plan(&Plan {
             seed: 1,
             lock: "redis",
             nemeses: &nemeses,
             shape: &Shape::of(1, 2),
             heal_at: Duration::from_secs(2),
-            fault_duration: Duration::from_secs(2),
             fault_interval: Duration::from_secs(1),
         });
         assert!(schedule.windows.is_empty());

@@ -134,6 +134,36 @@ pub fn check_replay(
     Ok(())
 }
 
+/// Refuses fault timings that would draw more than `MAX_WINDOWS` windows. Each nemesis's
+/// windows are at least its duration plus half the interval apart (see `Schedule::plan`), so
+/// this is known before anything is drawn.
+pub fn refuse_runaway(
+    args: &crate::cli::RunArgs,
+    durations: &[Duration],
+    fault_time: Duration,
+    interval: Duration,
+) -> anyhow::Result<()> {
+    let windows: u128 = durations
+        .iter()
+        .map(|d| {
+            let spacing = (d.as_millis() + interval.as_millis() / 2).max(1);
+            fault_time.as_millis() / spacing
+        })
+        .sum();
+    if windows > MAX_WINDOWS as u128 {
+        return Err(bad(format!(
+            "--fault-interval {} and --fault-duration {} would draw about {windows} faults in \
+             --time-limit {}: at most {MAX_WINDOWS} (make them longer)",
+            args.fault_interval,
+            args.fault_duration
+                .as_deref()
+                .unwrap_or("(each nemesis's default)"),
+            args.time_limit
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -181,7 +181,6 @@ fn cases() -> Vec<(Vec<&'static str>, &'static str)> {
         (w("run --work 3s --time-limit 3s"), "--work"),
         (w("run --work -5ms"), "--work"),
         (w("run --op-timeout 1s --ttl 1s"), "--op-timeout"),
-        (w("run --ttl 20ms --op-timeout 4ms"), "--op-timeout"),
         (w("run --op-timeout 0"), "--op-timeout"),
         (w("run --op-timeout 500us"), "--op-timeout"),
         (w("run --op-timeout -1ms"), "--op-timeout"),

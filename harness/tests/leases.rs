@@ -119,7 +119,13 @@ fn rslock_keeps_its_lease_through_long_work() {
 #[test]
 fn a_short_op_timeout_does_not_break_redlock_clients() {
     let r = run_line("--lock redlock --nemesis none --ttl 20ms --op-timeout 4ms --time-limit 3s");
-    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    // A 20 ms lease on a busy machine may really run out (a late renewal): that is the lock's
+    // verdict to give. What must not happen is a client that cannot even run.
+    assert_ne!(r.code, 255, "{}\n{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("exited with"), "{}", r.stdout);
+    assert!(r.results["run"]["crashed_clients"]
+        .as_array()
+        .is_some_and(|a| a.is_empty()));
     assert!(r.holds() >= 1, "no client ever held the lock: {}", r.stdout);
     assert_nothing_left(&r);
 }

@@ -82,6 +82,12 @@ pub fn run<W: Write + Send + 'static>(
                     outcome,
                     |_| Value::Null,
                 )?;
+                // Turns: a client that just released waits longer than a refused client's
+                // back-off, so a waiting client takes the lock next instead of the releaser
+                // taking it again at once (on Redis, the fastest client would hold it forever
+                // and the others would never be tested).
+                let backoff = config.backoff.as_micros() as u64;
+                thread::sleep(Duration::from_micros(rng.gen_range(backoff..=backoff * 2)));
             }
             outcome => {
                 record_outcome(

@@ -44,6 +44,17 @@ pub struct Restarted {
     pub pid: i32,
     /// It came back frozen, because a pause of its node is still open.
     pub frozen: bool,
+    /// The new process's state as the kernel reports it (`T` when stopped), read after the
+    /// restart: evidence that the pause it inherited took hold.
+    pub state: Option<char>,
+}
+
+/// A pause of a server just ended.
+pub struct Thawed {
+    /// Whether the server runs again (no other pause holds it).
+    pub resumed: bool,
+    /// The server process's state as the kernel reports it afterwards.
+    pub state: Option<char>,
 }
 
 /// A server just killed.
@@ -228,19 +239,27 @@ impl Cluster {
         }
     }
 
-    /// Ends one pause of a server; it resumes only when no other pause holds it. Returns
-    /// whether it resumed.
-    pub fn thaw_server(&mut self, name: &str) -> Result<bool> {
+    /// Ends one pause of a server; it resumes only when no other pause holds it.
+    pub fn thaw_server(&mut self, name: &str) -> Result<Thawed> {
+        let pid = self.children.pid(&Role::Server(name.to_string()));
         let count = self.frozen_servers.entry(name.to_string()).or_insert(0);
         *count = count.saturating_sub(1);
-        if *count > 0 {
-            return Ok(false);
+        let resumed = *count == 0;
+        if resumed {
+            self.frozen_servers.remove(name);
+            if let Some(pid) = pid {
+                freezer::thaw(pid)?;
+                // SIGCONT is asynchronous: give the kernel a moment to report the change.
+                let deadline = std::time::Instant::now() + Duration::from_millis(200);
+                while freezer::state(pid) == Some('T') && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
         }
-        self.frozen_servers.remove(name);
-        if let Some(pid) = self.children.pid(&Role::Server(name.to_string())) {
-            freezer::thaw(pid)?;
-        }
-        Ok(true)
+        Ok(Thawed {
+            resumed,
+            state: pid.and_then(freezer::state),
+        })
     }
 
     /// Kills a server at once; `None` if it was not running.
@@ -277,6 +296,7 @@ impl Cluster {
         Ok(Restarted {
             pid: pid.as_raw(),
             frozen,
+            state: freezer::state(pid),
         })
     }
 

@@ -107,3 +107,21 @@ impl std::fmt::Debug for dyn Lock {
         f.write_str(self.name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_lock_names_as_many_servers_as_its_service_starts() {
+        for lock in LOCKS {
+            assert_eq!(
+                lock.capabilities().servers,
+                lock.service().node_count(),
+                "{}",
+                lock.name()
+            );
+            assert_eq!(find(lock.name()).map(|l| l.name()), Some(lock.name()));
+        }
+    }
+}

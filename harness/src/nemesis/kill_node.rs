@@ -2,6 +2,8 @@
 //! fault ends. A Redis server without persistence comes back empty: every lock it held is gone,
 //! and a waiting client takes one its holder still believes in.
 
+use std::time::Duration;
+
 use anyhow::Result;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -24,6 +26,17 @@ impl Nemesis for KillNode {
 
     fn about(&self) -> &'static str {
         "Kill a random server (SIGKILL), restart it after the fault duration."
+    }
+
+    /// The classic failure: a server without persistence restarts, empty, while the lease it
+    /// granted is still live, and grants the lock again. So it restarts within the lease, and
+    /// the holder works long enough to still be holding then.
+    fn default_duration(&self, ttl: Duration) -> Duration {
+        ttl / 4
+    }
+
+    fn default_work(&self, ttl: Duration) -> Option<Duration> {
+        Some(ttl / 2)
     }
 
     fn targets(&self) -> Targets {
@@ -65,10 +78,11 @@ impl Nemesis for KillNode {
 impl Fault for Killed {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
         let restarted = ctx.cluster.restart_server(&self.node)?;
-        let mut details = json!({ "restarted_pid": restarted.pid });
-        if restarted.frozen {
-            // The restart inherits the pause still open on its node: the evidence says so.
-            details["frozen"] = json!("restarted frozen: a pause of this server is still open");
+        // A restart inherits a pause still open on its node; the kernel's word on the new
+        // process is the evidence.
+        let mut details = json!({ "restarted_pid": restarted.pid, "frozen": restarted.frozen });
+        if let Some(state) = restarted.state {
+            details["proc_state"] = json!(state.to_string());
         }
         ctx.stopped(self.id, "kill", std::slice::from_ref(&self.node), details)
     }

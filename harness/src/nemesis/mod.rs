@@ -114,6 +114,18 @@ pub trait Nemesis: Sync {
         Trigger::Time
     }
 
+    /// How long one fault lasts when --fault-duration is not given: long enough to show the
+    /// fault's classic failure on a lock with lease `ttl`.
+    fn default_duration(&self, ttl: Duration) -> Duration {
+        ttl * 2
+    }
+
+    /// The critical section the fault needs to show its classic failure, when --work is not
+    /// given (`None`: the default one will do).
+    fn default_work(&self, _ttl: Duration) -> Option<Duration> {
+        None
+    }
+
     /// What kind of node its windows name (lock-aware faults name none).
     fn targets(&self) -> Targets {
         Targets::Holder

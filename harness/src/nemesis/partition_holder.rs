@@ -2,6 +2,8 @@
 //! fault's duration. Its lease runs out where it cannot renew it; the resource stays reachable,
 //! so a holder that does not notice goes on writing.
 
+use std::time::Duration;
+
 use anyhow::Result;
 
 use super::partition::Cut;
@@ -24,6 +26,12 @@ impl Nemesis for PartitionHolder {
             firewall: true,
             ..Needs::default()
         }
+    }
+
+    /// The classic failure: the holder, cut off, cannot renew its lease and goes on working past
+    /// it while another client takes the lock. So its critical section outlasts the lease.
+    fn default_work(&self, ttl: Duration) -> Option<Duration> {
+        Some(ttl * 3 / 2)
     }
 
     fn trigger(&self) -> Trigger {

@@ -57,12 +57,11 @@ struct ServerPause {
 
 impl Fault for ServerPause {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        let resumed = ctx.cluster.thaw_server(&self.node)?;
-        let details = if resumed {
-            json!({})
-        } else {
-            json!({ "still_frozen": "another pause of this server is still open" })
-        };
+        let thawed = ctx.cluster.thaw_server(&self.node)?;
+        let mut details = json!({ "resumed": thawed.resumed });
+        if let Some(state) = thawed.state {
+            details["proc_state"] = json!(state.to_string());
+        }
         ctx.stopped(self.id, "pause", std::slice::from_ref(&self.node), details)
     }
 }

@@ -40,11 +40,13 @@ pub struct Workload {
 }
 
 /// Faults a test can inject into the controller through `LOCKPICK_INJECT`:
-/// `error-after:N` or `panic-after:N` (after N operations are recorded).
+/// `error-after:N` or `panic-after:N` (after N operations are recorded), or
+/// `kill-resource-after:N` (the protected resource dies, as a crashed server would).
 #[derive(Clone, Copy, Debug)]
 enum Injection {
-    ErrorAfter(u64),
-    PanicAfter(u64),
+    Error(u64),
+    Panic(u64),
+    KillResource(u64),
 }
 
 impl Injection {
@@ -53,8 +55,9 @@ impl Injection {
         let (kind, count) = text.split_once(':')?;
         let count = count.parse().ok()?;
         match kind {
-            "error-after" => Some(Injection::ErrorAfter(count)),
-            "panic-after" => Some(Injection::PanicAfter(count)),
+            "error-after" => Some(Injection::Error(count)),
+            "panic-after" => Some(Injection::Panic(count)),
+            "kill-resource-after" => Some(Injection::KillResource(count)),
             _ => None,
         }
     }
@@ -90,7 +93,7 @@ impl Workload {
         let deadline = config.time_limit.as_nanos() as u64;
         // After the deadline, a client may still be finishing its critical section: give it time
         // for its requests to time out and its work to finish.
-        let grace = config.fault_duration + config.ttl * 4 + config.work + Duration::from_secs(10);
+        let grace = config.longest_fault() + config.ttl * 4 + config.work + Duration::from_secs(10);
         let hard_stop = deadline + grace.as_nanos() as u64;
         let mut progress = Progress::new(config.time_limit);
         let mut healed = false;
@@ -217,11 +220,15 @@ impl Workload {
             Event::Op(op) => {
                 let op = self.log.append(op)?;
                 match self.injected {
-                    Some(Injection::ErrorAfter(n)) if self.log.len() >= n => {
+                    Some(Injection::Error(n)) if self.log.len() >= n => {
                         bail!("injected error after {n} operations (LOCKPICK_INJECT)")
                     }
-                    Some(Injection::PanicAfter(n)) if self.log.len() >= n => {
+                    Some(Injection::Panic(n)) if self.log.len() >= n => {
                         panic!("injected panic after {n} operations (LOCKPICK_INJECT)")
+                    }
+                    Some(Injection::KillResource(n)) if self.log.len() >= n => {
+                        self.injected = None;
+                        self.cluster.children().kill(&Role::Resource);
                     }
                     _ => {}
                 }

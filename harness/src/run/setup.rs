@@ -21,11 +21,11 @@ use crate::cluster::{ClientCommand, Cluster, Parts};
 use crate::config::RunConfig;
 use crate::firewall;
 use crate::history_log::HistoryLog;
-use crate::nemesis::window::{Shape, RESOURCE_NODE};
+use crate::nemesis::window::RESOURCE_NODE;
 use crate::run_prefix::RunPrefix;
 use crate::runtime::netns::NetnsRuntime;
 use crate::runtime::{Node, Runtime};
-use crate::schedule::{Plan, Schedule};
+use crate::schedule::Schedule;
 use crate::scheduler::Scheduler;
 use crate::scratch::Scratch;
 use crate::service::ServiceSetup;
@@ -40,7 +40,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         Box::new(NetnsRuntime::create(&prefix.name, prefix.subnet())?);
     let mut children = Children::default();
     let mut service = config.lock.service();
-    let shape = Shape::of(service.node_count(), config.clients as usize);
+    let shape = config.shape();
     let mut nodes = BTreeMap::new();
     for name in shape.everyone() {
         nodes.insert(name.clone(), runtime.add_node(name)?);
@@ -77,15 +77,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
 
     let schedule = match &config.schedule {
         Some(path) => Schedule::load(path)?,
-        None => Schedule::plan(&Plan {
-            seed: config.seed,
-            lock: config.lock.name(),
-            nemeses: &config.nemeses,
-            shape: &shape,
-            heal_at: config.heal_at(),
-            fault_duration: config.fault_duration,
-            fault_interval: config.fault_interval,
-        }),
+        None => config.plan_schedule(),
     };
     schedule.save(&dir.join(store::SCHEDULE))?;
 
