@@ -36,7 +36,10 @@ impl Counts {
         let overlaps = results.overlapping_holders.as_ref();
         Counts {
             overlaps: overlaps.map_or(0, |o| o.overlaps.len()),
-            stale_writes: results.stale_accesses.as_ref().map_or(0, |s| s.stale_writes),
+            stale_writes: results
+                .stale_accesses
+                .as_ref()
+                .map_or(0, |s| s.stale_writes),
             stale_reads: results.stale_reads_accepted,
             grants_under_live_lease: overlaps.map_or(0, |o| o.granted_under_live_lease),
         }
@@ -117,10 +120,17 @@ pub fn render(title: &str, cells: &[SummaryCell], notes: &[String]) -> String {
             c.lock.clone()
         }
     };
-    let rows: Vec<String> = unique(cells.iter().map(row_of).collect::<Vec<_>>().iter().map(|s| s.as_str()))
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+    let rows: Vec<String> = unique(
+        cells
+            .iter()
+            .map(row_of)
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|s| s.as_str()),
+    )
+    .into_iter()
+    .map(str::to_string)
+    .collect();
     let only_fencing = match fencings.iter().next() {
         Some(f) if fencings.len() == 1 => format!(" (fencing {f})"),
         _ => String::new(),
@@ -130,7 +140,9 @@ pub fn render(title: &str, cells: &[SummaryCell], notes: &[String]) -> String {
     for row in &rows {
         let _ = write!(out, "| {row} |");
         for nemesis in &nemeses {
-            let cell = cells.iter().find(|c| &row_of(c) == row && c.nemesis == *nemesis);
+            let cell = cells
+                .iter()
+                .find(|c| &row_of(c) == row && c.nemesis == *nemesis);
             let text = match cell {
                 None => " ".to_string(),
                 Some(c) => match (&c.report, &c.expected) {
@@ -185,10 +197,19 @@ fn totals(out: &mut String, cells: &[SummaryCell]) {
         counts.stale_reads,
         counts.grants_under_live_lease
     );
-    let gates: Vec<&Gate> = cells.iter().filter_map(|c| c.expected.as_ref().map(|e| &e.1)).collect();
+    let gates: Vec<&Gate> = cells
+        .iter()
+        .filter_map(|c| c.expected.as_ref().map(|e| &e.1))
+        .collect();
     if !gates.is_empty() {
-        let broken = gates.iter().filter(|g| matches!(g, Gate::Broken(_))).count();
-        let unproven = gates.iter().filter(|g| matches!(g, Gate::Unproven(_))).count();
+        let broken = gates
+            .iter()
+            .filter(|g| matches!(g, Gate::Broken(_)))
+            .count();
+        let unproven = gates
+            .iter()
+            .filter(|g| matches!(g, Gate::Unproven(_)))
+            .count();
         let _ = writeln!(
             out,
             "\n**Expectations**: {} met, {broken} broken, {unproven} unproven",
@@ -200,9 +221,12 @@ fn totals(out: &mut String, cells: &[SummaryCell]) {
 /// The first broken expectation (else unproven one, else invalid cell), with its story.
 fn first_violation(out: &mut String, cells: &[SummaryCell]) {
     let gate_of = |want: fn(&Gate) -> Option<&String>| {
-        cells
-            .iter()
-            .find_map(|c| c.expected.as_ref().and_then(|(_, g)| want(g)).map(|w| (c, w)))
+        cells.iter().find_map(|c| {
+            c.expected
+                .as_ref()
+                .and_then(|(_, g)| want(g))
+                .map(|w| (c, w))
+        })
     };
     let broken = gate_of(|g| match g {
         Gate::Broken(w) => Some(w),
@@ -218,10 +242,24 @@ fn first_violation(out: &mut String, cells: &[SummaryCell]) {
             .map_or(String::new(), |r| format!(" ([report]({r}))"))
     };
     if let Some((c, why)) = broken.or(unproven) {
-        let _ = writeln!(out, "\n**First expectation not met**: {}: {}{}", cell_name(c), shorten(why), link(c));
+        let _ = writeln!(
+            out,
+            "\n**First expectation not met**: {}: {}{}",
+            cell_name(c),
+            shorten(why),
+            link(c)
+        );
     } else if let Some(c) = cells.iter().find(|c| c.verdict == Some(Validity::Invalid)) {
-        let story = c.story.as_deref().map_or(String::new(), |s| format!(": {}", shorten(s)));
-        let _ = writeln!(out, "\n**First violation**: {}{story}{}", cell_name(c), link(c));
+        let story = c
+            .story
+            .as_deref()
+            .map_or(String::new(), |s| format!(": {}", shorten(s)));
+        let _ = writeln!(
+            out,
+            "\n**First violation**: {}{story}{}",
+            cell_name(c),
+            link(c)
+        );
     }
 }
 
@@ -334,17 +372,33 @@ mod tests {
     fn the_grid_has_a_row_per_lock_a_column_per_nemesis_and_names_the_first_broken_cell() {
         let cells = [
             cell("redis", "none", Some(Validity::Valid), Gate::Met),
-            cell("redis", "pause-holder", Some(Validity::Invalid), Gate::Broken("expected valid, found invalid".into())),
+            cell(
+                "redis",
+                "pause-holder",
+                Some(Validity::Invalid),
+                Gate::Broken("expected valid, found invalid".into()),
+            ),
             cell("etcd", "none", Some(Validity::Valid), Gate::Met),
             cell("etcd", "partition-ring", None, Gate::Met),
         ];
         let md = render("lockpick compare", &cells, &[]);
-        let grid: Vec<&str> = md.lines().filter(|l| l.starts_with("| ") && !l.contains("× ")).collect();
-        assert_eq!(grid[0], "| lock (fencing on) | none | pause-holder | partition-ring |");
+        let grid: Vec<&str> = md
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.contains("× "))
+            .collect();
+        assert_eq!(
+            grid[0],
+            "| lock (fencing on) | none | pause-holder | partition-ring |"
+        );
         assert_eq!(grid.len(), 4, "{md}");
-        assert!(grid[1].contains("[❌ invalid](../redis/report.html) · **NOT as expected**"), "{md}");
+        assert!(
+            grid[1].contains("[❌ invalid](../redis/report.html) · **NOT as expected**"),
+            "{md}"
+        );
         assert!(grid[2].contains("➖ n/a"), "{md}");
-        assert!(md.contains("**First expectation not met**: redis × pause-holder (fencing on): expected valid"));
+        assert!(md.contains(
+            "**First expectation not met**: redis × pause-holder (fencing on): expected valid"
+        ));
         assert!(md.contains("overlapping holders 8"), "{md}");
         assert!(md.contains("n/a: it needs 5 servers"), "{md}");
         assert!(md.contains("client 1 paused \\| and woke") || !md.contains("First violation"));
@@ -359,7 +413,13 @@ mod tests {
         std::env::set_var("GITHUB_STEP_SUMMARY", &step);
         publish(dir.path(), "## hello").unwrap();
         std::env::remove_var("GITHUB_STEP_SUMMARY");
-        assert_eq!(std::fs::read_to_string(&step).unwrap(), "before\n## hello\n");
-        assert_eq!(std::fs::read_to_string(dir.path().join(SUMMARY)).unwrap(), "## hello");
+        assert_eq!(
+            std::fs::read_to_string(&step).unwrap(),
+            "before\n## hello\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(SUMMARY)).unwrap(),
+            "## hello"
+        );
     }
 }

@@ -69,10 +69,9 @@ impl Figures {
 
     pub fn first_grant_story(results: &Results) -> Option<String> {
         let overlaps = results.overlapping_holders.as_ref()?;
-        let first = overlaps
-            .overlaps
-            .iter()
-            .find(|o| o.cause == lockpick_checkers::overlap_cause::OverlapCause::GrantedUnderLiveLease)?;
+        let first = overlaps.overlaps.iter().find(|o| {
+            o.cause == lockpick_checkers::overlap_cause::OverlapCause::GrantedUnderLiveLease
+        })?;
         Some(format!(
             "client {} was granted the lock at {} while client {}'s lease was live: {}",
             first.second.process,
@@ -89,7 +88,9 @@ impl Figures {
 pub enum Outcome {
     Ran(Box<Figures>),
     /// The lock refuses the nemesis; the reason, as the run's configuration gives it.
-    NotApplicable { reason: String },
+    NotApplicable {
+        reason: String,
+    },
 }
 
 /// Whether what a cell showed meets what it was expected to show.
@@ -253,7 +254,10 @@ mod tests {
     #[test]
     fn fenced_overlaps_meet_no_stale_write_but_break_valid() {
         let f = figures(Validity::Invalid, overlapping());
-        assert_eq!(judge(Expectation::NoStaleWriteAccepted, &f), Judgement::Holds);
+        assert_eq!(
+            judge(Expectation::NoStaleWriteAccepted, &f),
+            Judgement::Holds
+        );
         assert_eq!(judge(Expectation::Invalid, &f), Judgement::Holds);
         let broken = judge(Expectation::Valid, &f);
         assert!(matches!(&broken, Judgement::Broken(w) if w.contains("client 2 wrote")));
@@ -267,7 +271,9 @@ mod tests {
         };
         let f = figures(Validity::Invalid, counts);
         let judged = judge(Expectation::NoStaleWriteAccepted, &f);
-        assert!(matches!(&judged, Judgement::Broken(w) if w.contains("2 accepted") && w.contains("wrote late")));
+        assert!(
+            matches!(&judged, Judgement::Broken(w) if w.contains("2 accepted") && w.contains("wrote late"))
+        );
     }
 
     #[test]
@@ -288,7 +294,10 @@ mod tests {
     #[test]
     fn a_known_unsafe_cell_that_shows_nothing_breaks_its_expectation() {
         let f = figures(Validity::Valid, Counts::default());
-        assert!(matches!(judge(Expectation::Invalid, &f), Judgement::Broken(_)));
+        assert!(matches!(
+            judge(Expectation::Invalid, &f),
+            Judgement::Broken(_)
+        ));
         let worst = Judgement::Holds
             .and(Judgement::Unproven("u".into()))
             .and(Judgement::Holds);

@@ -141,8 +141,11 @@ impl ExpectGroup {
     }
 
     fn matches(&self, lock: &str, nemesis: &str, fencing: &str) -> bool {
-        let within = |list: &[String], item: &str| list.is_empty() || list.iter().any(|i| i == item);
-        within(&self.locks, lock) && within(&self.nemeses, nemesis) && within(&self.fencing, fencing)
+        let within =
+            |list: &[String], item: &str| list.is_empty() || list.iter().any(|i| i == item);
+        within(&self.locks, lock)
+            && within(&self.nemeses, nemesis)
+            && within(&self.fencing, fencing)
     }
 }
 

@@ -164,7 +164,10 @@ fn write_outputs(
         exit_code: code,
         cells,
     };
-    std::fs::write(dir.join(JSON), serde_json::to_string_pretty(&stored)? + "\n")?;
+    std::fs::write(
+        dir.join(JSON),
+        serde_json::to_string_pretty(&stored)? + "\n",
+    )?;
     let title = format!(
         "lockpick compare: {} (seed {seed})",
         match code {

@@ -74,7 +74,12 @@ pub const HEADER: [&str; 13] = [
 /// A row of the table, one string per column of [`HEADER`].
 fn row(cell: &Cell) -> Vec<String> {
     let n = &cell.name;
-    let mut row = vec![n.lock.clone(), n.nemesis.clone(), n.fencing.clone(), verdict_word(cell)];
+    let mut row = vec![
+        n.lock.clone(),
+        n.nemesis.clone(),
+        n.fencing.clone(),
+        verdict_word(cell),
+    ];
     match cell.figures() {
         Some(f) => row.extend([
             f.counts.overlaps.to_string(),
@@ -88,7 +93,10 @@ fn row(cell: &Cell) -> Vec<String> {
         ]),
         None => row.extend(std::iter::repeat_n("-".to_string(), 8)),
     }
-    row.push(format!("{} ({})", cell.expected, judgement_word(&cell.judgement)));
+    row.push(match cell.judgement {
+        Judgement::NotJudged => "-".to_string(),
+        ref j => format!("{} ({})", cell.expected, judgement_word(j)),
+    });
     row
 }
 
@@ -276,7 +284,10 @@ pub fn junit(cells: &[Cell], seed: u64, dir: &Path) -> Result<String, quick_juni
             _ => TestCaseStatus::success(),
         };
         let mut case = TestCase::new(format!("expected {}", c.expected), status);
-        case.set_classname(format!("lockpick.{}.{}.fencing-{}", n.lock, n.nemesis, n.fencing));
+        case.set_classname(format!(
+            "lockpick.{}.{}.fencing-{}",
+            n.lock, n.nemesis, n.fencing
+        ));
         let mut properties = vec![
             Property::new("lock", &n.lock),
             Property::new("nemesis", &n.nemesis),
@@ -292,7 +303,10 @@ pub fn junit(cells: &[Cell], seed: u64, dir: &Path) -> Result<String, quick_juni
                 Property::new("overlapping holders", k.overlaps.to_string()),
                 Property::new("stale writes accepted", k.stale_writes.to_string()),
                 Property::new("stale reads", k.stale_reads.to_string()),
-                Property::new("grants under a live lease", k.grants_under_live_lease.to_string()),
+                Property::new(
+                    "grants under a live lease",
+                    k.grants_under_live_lease.to_string(),
+                ),
                 Property::new("report", relative(dir, &f.dir.join(report::REPORT))),
             ]);
         }

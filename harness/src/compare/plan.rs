@@ -72,8 +72,16 @@ pub fn plan(args: &CompareArgs) -> Result<Plan> {
     known_nemeses("--nemeses", &nemeses, &nemesis_names)?;
     for group in &matrix.expect {
         known("an [[expect]] group's locks", &group.locks, &lock_names)?;
-        known_nemeses("an [[expect]] group's nemeses", &group.nemeses, &nemesis_names)?;
-        known("an [[expect]] group's fencing", &group.fencing, &fencing_names)?;
+        known_nemeses(
+            "an [[expect]] group's nemeses",
+            &group.nemeses,
+            &nemesis_names,
+        )?;
+        known(
+            "an [[expect]] group's fencing",
+            &group.fencing,
+            &fencing_names,
+        )?;
     }
     let defaults = CellKnobs {
         time_limit: Some(DEFAULT_TIME_LIMIT.to_string()),
@@ -169,7 +177,12 @@ fn refuses(name: &CellName) -> bool {
 }
 
 /// The list a flag gives, else the file's, else the default.
-fn chosen(flag: &str, given: &Option<String>, file: &[String], default: &str) -> Result<Vec<String>> {
+fn chosen(
+    flag: &str,
+    given: &Option<String>,
+    file: &[String],
+    default: &str,
+) -> Result<Vec<String>> {
     match (given, file.is_empty()) {
         (Some(text), _) => list(flag, text, ','),
         (None, false) => {
