@@ -34,3 +34,4 @@ pub mod scratch;
 pub mod service;
 pub mod store;
 pub mod summary;
+pub mod summary_md;

@@ -1,6 +1,11 @@
 //! The loop every client process runs: acquire (one attempt at a time, with a random back-off
-//! between attempts) → read the resource → work → write the resource → release, recording every
-//! step as an invoke and its outcome. Written once for every lock.
+//! between attempts) → read the resource → work → write the resource → release → back off,
+//! recording every step as an invoke and its outcome. Written once for every lock.
+//!
+//! The back-off after a release is what makes clients take turns: a lock that queues nobody
+//! (a Redis `SET NX`) goes to whoever asks first after the release, and without a pause that is
+//! the client that just released it, every time, while the others starve. Sleeping longer
+//! than a waiter's retry interval hands the next turn to a waiter.
 //!
 //! The loop is bounded in time (`deadline`) and in count (`max_attempts`). After the deadline no
 //! new acquire starts, but a held lock is still worked on and released, so a client frozen in
@@ -27,7 +32,8 @@ pub struct WorkerConfig {
     pub acquire_wait: Duration,
     /// Time spent between the read and the write, as real work would.
     pub work: Duration,
-    /// Longest random pause between failed acquire attempts.
+    /// Longest random pause between failed acquire attempts; the pause after a release is
+    /// drawn from half to twice this, so that a waiter's retry comes first.
     pub backoff: Duration,
     /// No acquire attempt starts after this (ns since the run began).
     pub deadline_ns: u64,

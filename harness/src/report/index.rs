@@ -1,11 +1,14 @@
-//! The store's index page, `<store>/index.html`: every run, newest first, with its verdict and
-//! a link to its report.
+//! The store's index page, `<store>/index.html`: every run, newest first, with its lock,
+//! nemesis, fencing, seed, verdict and counts and a link to its report; then every comparison
+//! with its seed, its verdicts and whether its expectations held. A small inline script filters
+//! the runs by lock, nemesis, fencing and verdict (without it, every row shows).
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use maud::{html, PreEscaped, DOCTYPE};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
 use super::{REPORT, STYLE};
@@ -20,6 +23,65 @@ pub struct StoredRun {
     pub name: String,
     pub dir: PathBuf,
     pub verdict: String,
+    pub lock: String,
+    /// `none`, or the nemeses joined by `+`.
+    pub nemesis: String,
+    pub fencing: String,
+    pub seed: Option<u64>,
+    /// Overlapping holders, stale writes accepted, stale reads, grants under a live lease.
+    pub counts: [u64; 4],
+}
+
+/// One finished comparison in the store.
+#[derive(Debug, PartialEq)]
+pub struct StoredCompare {
+    pub stamp: String,
+    pub dir: PathBuf,
+    pub seed: Option<u64>,
+    pub exit_code: Option<u64>,
+    pub matrix: Option<String>,
+    /// Cells by verdict: valid, invalid, unknown, n/a.
+    pub verdicts: [usize; 4],
+    /// Expectations broken and unproven.
+    pub broken: usize,
+    pub unproven: usize,
+}
+
+fn count(v: &Value) -> u64 {
+    v.as_u64()
+        .or_else(|| v.as_array().map(|a| a.len() as u64))
+        .unwrap_or(0)
+}
+
+impl StoredRun {
+    fn read(group: &str, stamp: String, dir: PathBuf, results: &Value) -> StoredRun {
+        let config = &results["run"]["config"];
+        let nemeses: Vec<&str> = config["nemeses"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let word = |v: &Value| v.as_str().unwrap_or("?").to_string();
+        StoredRun {
+            stamp,
+            name: group.to_string(),
+            dir,
+            verdict: results["valid"].as_str().unwrap_or("unknown").to_string(),
+            lock: word(&config["lock"]),
+            nemesis: if nemeses.is_empty() {
+                "none".to_string()
+            } else {
+                nemeses.join("+")
+            },
+            fencing: word(&config["fencing"]),
+            seed: results["run"]["seed"].as_u64(),
+            counts: [
+                count(&results["overlapping_holders"]["overlaps"]),
+                count(&results["stale_accesses"]["stale_writes"]),
+                count(&results["stale_reads_accepted"]),
+                count(&results["overlapping_holders"]["granted_under_live_lease"]),
+            ],
+        }
+    }
 }
 
 /// The finished runs of a store (those with results), newest first.
@@ -29,6 +91,7 @@ pub fn runs(store: &Path) -> Result<Vec<StoredRun>> {
         let Ok(entries) = fs::read_dir(group.path()) else {
             continue;
         };
+        let group = group.file_name().to_string_lossy().to_string();
         for run in entries.flatten() {
             let dir = run.path();
             if dir.is_symlink() || !dir.is_dir() {
@@ -38,20 +101,75 @@ pub fn runs(store: &Path) -> Result<Vec<StoredRun>> {
                 continue;
             };
             let results: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-            runs.push(StoredRun {
-                stamp: run.file_name().to_string_lossy().to_string(),
-                name: group.file_name().to_string_lossy().to_string(),
-                verdict: results["valid"].as_str().unwrap_or("unknown").to_string(),
-                dir,
-            });
+            let stamp = run.file_name().to_string_lossy().to_string();
+            runs.push(StoredRun::read(&group, stamp, dir, &results));
         }
     }
     runs.sort_by(|a, b| b.stamp.cmp(&a.stamp));
     Ok(runs)
 }
 
-/// The index page of `store`, listing `runs`, with links relative to the store.
-pub fn render(store: &Path, runs: &[StoredRun]) -> String {
+/// The finished comparisons of a store (those with `compare.json`), newest first.
+pub fn compares(store: &Path) -> Vec<StoredCompare> {
+    let Ok(entries) = fs::read_dir(store.join("compare")) else {
+        return Vec::new();
+    };
+    let mut compares: Vec<StoredCompare> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let dir = entry.path();
+            let text = fs::read_to_string(dir.join(crate::compare::JSON)).ok()?;
+            let json: Value = serde_json::from_str(&text).ok()?;
+            let cells = json["cells"].as_array().cloned().unwrap_or_default();
+            let with = |key: &str, value: &str| cells.iter().filter(|c| c[key] == value).count();
+            Some(StoredCompare {
+                stamp: entry.file_name().to_string_lossy().to_string(),
+                seed: json["seed"].as_u64(),
+                exit_code: json["exit_code"].as_u64(),
+                matrix: json["matrix"].as_str().map(str::to_string),
+                verdicts: [
+                    with("verdict", "valid"),
+                    with("verdict", "invalid"),
+                    with("verdict", "unknown"),
+                    with("outcome", "not-applicable"),
+                ],
+                broken: with("judgement", "broken"),
+                unproven: with("judgement", "unproven"),
+                dir,
+            })
+        })
+        .collect();
+    compares.sort_by(|a, b| b.stamp.cmp(&a.stamp));
+    compares
+}
+
+/// Filters rows by the value of each `select[data-filter]`; every row shows without script.
+const FILTER_SCRIPT: &str = r#"
+const selects = [...document.querySelectorAll('select[data-filter]')];
+function filter() {
+  for (const row of document.querySelectorAll('tr[data-lock]')) {
+    row.hidden = selects.some(s => s.value && row.dataset[s.dataset.filter] !== s.value);
+  }
+}
+selects.forEach(s => s.addEventListener('change', filter));
+"#;
+
+fn choice(key: &str, label: &str, values: &BTreeSet<&str>) -> Markup {
+    html! {
+        label { (label) " "
+            select data-filter=(key) {
+                option value="" { "all" }
+                @for v in values { option value=(v) { (v) } }
+            }
+        }
+        " "
+    }
+}
+
+/// The index page of `store`, listing `runs` and `compares`, with links relative to the store.
+pub fn render(store: &Path, runs: &[StoredRun], compares: &[StoredCompare]) -> String {
+    let values = |f: fn(&StoredRun) -> &str| runs.iter().map(f).collect::<BTreeSet<&str>>();
+    let link = |dir: &Path, file: &str| dir.strip_prefix(store).unwrap_or(dir).join(file);
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -62,17 +180,53 @@ pub fn render(store: &Path, runs: &[StoredRun]) -> String {
             }
             body {
                 h1 { "lockpick runs" }
+                p {
+                    (choice("lock", "lock", &values(|r| &r.lock)))
+                    (choice("nemesis", "nemesis", &values(|r| &r.nemesis)))
+                    (choice("fencing", "fencing", &values(|r| &r.fencing)))
+                    (choice("verdict", "verdict", &values(|r| &r.verdict)))
+                }
                 table {
-                    tr { th { "when" } th { "run" } th { "verdict" } }
+                    tr {
+                        th { "when" } th { "run" } th { "lock" } th { "nemesis" } th { "fencing" }
+                        th { "seed" } th { "verdict" } th { "overlapping holders" }
+                        th { "stale writes accepted" } th { "stale reads" }
+                        th { "grants under a live lease" }
+                    }
                     @for run in runs {
-                        @let link = run.dir.strip_prefix(store).unwrap_or(&run.dir).join(REPORT);
-                        tr {
+                        tr data-lock=(run.lock) data-nemesis=(run.nemesis)
+                            data-fencing=(run.fencing) data-verdict=(run.verdict) {
                             td { (run.stamp) }
-                            td { a href=(link.display()) { (run.name) } }
+                            td { a href=(link(&run.dir, REPORT).display()) { (run.name) } }
+                            td { (run.lock) } td { (run.nemesis) } td { (run.fencing) }
+                            td { (run.seed.map_or("-".to_string(), |s| s.to_string())) }
                             td class=(run.verdict) { (run.verdict) }
+                            @for c in run.counts { td { (c) } }
                         }
                     }
                 }
+                @if !compares.is_empty() {
+                    h2 { "comparisons" }
+                    table {
+                        tr {
+                            th { "when" } th { "seed" } th { "matrix" } th { "valid" }
+                            th { "invalid" } th { "unknown" } th { "n/a" }
+                            th { "expectations broken" } th { "unproven" } th { "exit" }
+                        }
+                        @for c in compares {
+                            tr {
+                                td { a href=(link(&c.dir, crate::compare::GRID).display()) { (c.stamp) } }
+                                td { (c.seed.map_or("-".to_string(), |s| s.to_string())) }
+                                td { (c.matrix.as_deref().unwrap_or("-")) }
+                                @for n in c.verdicts { td { (n) } }
+                                td class=[(c.broken > 0).then_some("invalid")] { (c.broken) }
+                                td class=[(c.unproven > 0).then_some("unknown")] { (c.unproven) }
+                                td { (c.exit_code.map_or("-".to_string(), |e| e.to_string())) }
+                            }
+                        }
+                    }
+                }
+                script { (PreEscaped(FILTER_SCRIPT)) }
             }
         }
     }
@@ -86,12 +240,25 @@ mod tests {
     fn finished(store: &Path, group: &str, stamp: &str, verdict: &str) {
         let dir = store.join(group).join(stamp);
         fs::create_dir_all(&dir).unwrap();
-        let results = serde_json::json!({"valid": verdict}).to_string();
+        let (lock, nemesis) = group.split_once('-').unwrap();
+        let nemeses: Vec<&str> = if nemesis == "none" {
+            vec![]
+        } else {
+            vec![nemesis]
+        };
+        let results = serde_json::json!({
+            "valid": verdict,
+            "run": {"seed": 52, "config": {"lock": lock, "nemeses": nemeses, "fencing": "on"}},
+            "overlapping_holders": {"overlaps": [{}, {}], "granted_under_live_lease": 1},
+            "stale_accesses": {"stale_writes": 3},
+            "stale_reads_accepted": 4,
+        })
+        .to_string();
         fs::write(dir.join(store::RESULTS), results).unwrap();
     }
 
     #[test]
-    fn the_index_lists_finished_runs_newest_first_with_relative_links() {
+    fn the_index_lists_finished_runs_newest_first_with_their_facts_and_relative_links() {
         let store = tempfile::tempdir().unwrap();
         finished(store.path(), "redis-none", "20250101T000000.000Z", "valid");
         finished(
@@ -110,9 +277,36 @@ mod tests {
         let runs = runs(store.path()).unwrap();
         let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["redis-pause-holder", "redis-none"]);
-        let page = render(store.path(), &runs);
+        assert_eq!(runs[0].nemesis, "pause-holder");
+        assert_eq!(runs[1].nemesis, "none");
+        assert_eq!((runs[0].seed, runs[0].counts), (Some(52), [2, 3, 4, 1]));
+        let page = render(store.path(), &runs, &[]);
         assert!(page.contains(r#"<a href="redis-pause-holder/20250102T000000.000Z/report.html">"#));
         assert!(page.contains(r#"<td class="invalid">invalid</td>"#));
+        assert!(page.contains(r#"data-nemesis="pause-holder""#));
+        assert!(page.contains(r#"<option value="pause-holder">"#));
         assert!(page.contains(STYLE.lines().next().unwrap()));
+    }
+
+    #[test]
+    fn the_index_lists_comparisons_with_their_verdicts_and_expectations() {
+        let store = tempfile::tempdir().unwrap();
+        let dir = store.path().join("compare/20250104T000000.000Z");
+        fs::create_dir_all(&dir).unwrap();
+        let json = serde_json::json!({
+            "seed": 9, "exit_code": 1, "matrix": "lockpick.toml",
+            "cells": [
+                {"verdict": "valid", "outcome": "ran", "judgement": "holds"},
+                {"verdict": "invalid", "outcome": "ran", "judgement": "broken"},
+                {"outcome": "not-applicable", "judgement": "not-judged"},
+            ],
+        });
+        fs::write(dir.join(crate::compare::JSON), json.to_string()).unwrap();
+        let compares = compares(store.path());
+        assert_eq!(compares.len(), 1);
+        assert_eq!(compares[0].verdicts, [1, 1, 0, 1]);
+        assert_eq!((compares[0].broken, compares[0].seed), (1, Some(9)));
+        let page = render(store.path(), &[], &compares);
+        assert!(page.contains(r#"href="compare/20250104T000000.000Z/compare.html""#));
     }
 }

@@ -58,7 +58,7 @@ pub fn write_run_reports(dir: &Path, ops: &[Op], results: &Results) -> Result<()
 
 /// Rewrites the store's index page: every run, newest first, with its verdict and a link.
 pub fn write_index(store: &Path) -> Result<()> {
-    let page = index::render(store, &index::runs(store)?);
+    let page = index::render(store, &index::runs(store)?, &index::compares(store));
     // Written aside and renamed: cells of a `compare` finish at the same time.
     let temporary = store.join(format!(
         "{INDEX}.new-{}-{:?}",

@@ -110,6 +110,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         serde_json::to_string_pretty(&run_results)? + "\n",
     )?;
     crate::report::write_run_reports(&dir, &ops, &results)?;
+    crate::summary_md::write_run(&dir, config, &results)?;
     crate::report::write_index(&config.store)?;
     Ok(Finished {
         dir,

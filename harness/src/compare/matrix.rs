@@ -1,0 +1,296 @@
+//! The matrix file a user checks in (`lockpick.toml`): which locks, nemeses and fencing modes to
+//! cross, the knobs of every cell, and what each cell is expected to show, in the terms users
+//! argue in: "valid", "no stale write accepted", "no grant under a live lease", or "invalid"
+//! (known unsafe: the comparison exists to show it).
+//!
+//! ```toml
+//! locks = ["redis", "etcd"]
+//! nemeses = ["none", "pause-holder"]
+//! fencing = ["on"]
+//!
+//! [knobs]
+//! time-limit = "10s"
+//!
+//! [[expect]]
+//! locks = ["redis"]
+//! nemeses = ["pause-holder"]
+//! expect = "invalid"
+//! why = "a paused holder outlives its lease and writes after it"
+//! ```
+//!
+//! A group with no `locks` (`nemeses`, `fencing`) matches every lock (nemesis, mode). When
+//! several groups match a cell the last one decides it, so a file reads from the general to the
+//! particular. A cell no group matches is expected to be valid, as it is without a file.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::cli::CellKnobs;
+use crate::config::bad;
+
+/// What a cell is expected to show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expectation {
+    /// Every checker passes and the run proves it.
+    Valid,
+    /// The resource accepted no write under an overtaken lock (overlaps may happen).
+    NoStaleWriteAccepted,
+    /// The lock service never granted the lock while another client's lease was live.
+    NoGrantUnderLiveLease,
+    /// Known unsafe: the run must find a violation.
+    Invalid,
+}
+
+impl Expectation {
+    pub const ALL: [Expectation; 4] = [
+        Expectation::Valid,
+        Expectation::NoStaleWriteAccepted,
+        Expectation::NoGrantUnderLiveLease,
+        Expectation::Invalid,
+    ];
+
+    pub fn words(self) -> &'static str {
+        match self {
+            Expectation::Valid => "valid",
+            Expectation::NoStaleWriteAccepted => "no stale write accepted",
+            Expectation::NoGrantUnderLiveLease => "no grant under a live lease",
+            Expectation::Invalid => "invalid",
+        }
+    }
+}
+
+impl fmt::Display for Expectation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.words())
+    }
+}
+
+impl TryFrom<String> for Expectation {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        let said = text.trim().to_lowercase();
+        if matches!(said.as_str(), "known unsafe" | "invalid: known unsafe") {
+            return Ok(Expectation::Invalid);
+        }
+        Expectation::ALL
+            .into_iter()
+            .find(|e| e.words() == said)
+            .ok_or_else(|| {
+                let known: Vec<String> = Expectation::ALL
+                    .iter()
+                    .map(|e| format!("{:?}", e.words()))
+                    .collect();
+                format!("{text:?} is not an expectation: say {}", known.join(", "))
+            })
+    }
+}
+
+/// One expectation or several, as the file says them.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Said {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// The expectations of a group, each word checked (an untagged enum alone would hide which).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(try_from = "Said")]
+struct Expectations(Vec<Expectation>);
+
+impl TryFrom<Said> for Expectations {
+    type Error = String;
+
+    fn try_from(said: Said) -> Result<Self, Self::Error> {
+        let words = match said {
+            Said::One(word) => vec![word],
+            Said::Many(words) => words,
+        };
+        if words.is_empty() {
+            return Err("expect = [] says nothing: name at least one expectation".to_string());
+        }
+        words
+            .into_iter()
+            .map(Expectation::try_from)
+            .collect::<Result<_, _>>()
+            .map(Expectations)
+    }
+}
+
+/// One `[[expect]]` group.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectGroup {
+    #[serde(default)]
+    pub locks: Vec<String>,
+    #[serde(default)]
+    pub nemeses: Vec<String>,
+    #[serde(default)]
+    pub fencing: Vec<String>,
+    expect: Expectations,
+    /// Why, in the user's words: shown beside the cell.
+    pub why: Option<String>,
+}
+
+impl ExpectGroup {
+    pub fn expectations(&self) -> Vec<Expectation> {
+        self.expect.0.clone()
+    }
+
+    fn matches(&self, lock: &str, nemesis: &str, fencing: &str) -> bool {
+        let within =
+            |list: &[String], item: &str| list.is_empty() || list.iter().any(|i| i == item);
+        within(&self.locks, lock)
+            && within(&self.nemeses, nemesis)
+            && within(&self.fencing, fencing)
+    }
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matrix {
+    #[serde(default)]
+    pub locks: Vec<String>,
+    #[serde(default)]
+    pub nemeses: Vec<String>,
+    #[serde(default)]
+    pub fencing: Vec<String>,
+    pub seed: Option<u64>,
+    pub parallel: Option<usize>,
+    #[serde(default)]
+    pub knobs: CellKnobs,
+    #[serde(default)]
+    pub expect: Vec<ExpectGroup>,
+}
+
+/// What a cell is held to, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CellExpectation {
+    pub expectations: Vec<Expectation>,
+    pub why: Option<String>,
+}
+
+impl Matrix {
+    /// Reads and parses a matrix file; a file that cannot be read or parsed is bad input.
+    pub fn read(path: &Path) -> anyhow::Result<Matrix> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| bad(format!("--matrix {}: {e}", path.display())))?;
+        Matrix::parse(&text).map_err(|e| bad(format!("--matrix {}: {e}", path.display())))
+    }
+
+    /// Parses a matrix file's text; the error is one line.
+    pub fn parse(text: &str) -> Result<Matrix, String> {
+        toml::from_str(text).map_err(|e: toml::de::Error| {
+            let message = e.message().to_string();
+            match e.span() {
+                Some(span) => {
+                    let line = text[..span.start.min(text.len())].lines().count().max(1);
+                    format!("line {line}: {message}")
+                }
+                None => message,
+            }
+        })
+    }
+
+    /// What the cell is expected to show: the last group that matches it, or valid.
+    pub fn expectation(&self, lock: &str, nemesis: &str, fencing: &str) -> CellExpectation {
+        match self
+            .expect
+            .iter()
+            .rev()
+            .find(|g| g.matches(lock, nemesis, fencing))
+        {
+            Some(group) => CellExpectation {
+                expectations: group.expectations(),
+                why: group.why.clone(),
+            },
+            None => CellExpectation::default_valid(),
+        }
+    }
+}
+
+impl CellExpectation {
+    /// A cell nobody said anything about is expected to be valid.
+    pub fn default_valid() -> CellExpectation {
+        CellExpectation {
+            expectations: vec![Expectation::Valid],
+            why: None,
+        }
+    }
+
+    pub fn words(&self) -> String {
+        let words: Vec<&str> = self.expectations.iter().map(|e| e.words()).collect();
+        words.join(" and ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+locks = ["redis", "etcd"]
+nemeses = ["none", "pause-holder"]
+fencing = ["on", "off"]
+seed = 7
+
+[knobs]
+time-limit = "4s"
+clients = 3
+
+[[expect]]
+nemeses = ["pause-holder"]
+expect = "known unsafe"
+
+[[expect]]
+locks = ["etcd"]
+nemeses = ["pause-holder"]
+fencing = ["on"]
+expect = ["no stale write accepted", "no grant under a live lease"]
+why = "tokens and a fence"
+"#;
+
+    #[test]
+    fn the_last_matching_group_decides_and_unmatched_cells_are_expected_valid() {
+        let m = Matrix::parse(FILE).unwrap();
+        assert_eq!(m.seed, Some(7));
+        assert_eq!(m.knobs.time_limit.as_deref(), Some("4s"));
+        assert_eq!(m.knobs.clients, Some(3));
+        assert_eq!(
+            m.expectation("redis", "none", "on"),
+            CellExpectation::default_valid()
+        );
+        assert_eq!(
+            m.expectation("redis", "pause-holder", "on").expectations,
+            [Expectation::Invalid]
+        );
+        assert_eq!(
+            m.expectation("etcd", "pause-holder", "off").expectations,
+            [Expectation::Invalid]
+        );
+        let etcd = m.expectation("etcd", "pause-holder", "on");
+        assert_eq!(
+            etcd.expectations,
+            [
+                Expectation::NoStaleWriteAccepted,
+                Expectation::NoGrantUnderLiveLease
+            ]
+        );
+        assert_eq!(etcd.why.as_deref(), Some("tokens and a fence"));
+    }
+
+    #[test]
+    fn an_unknown_expectation_or_key_is_refused_with_its_line() {
+        let typo = "[[expect]]\nexpect = \"mostly fine\"\n";
+        let error = Matrix::parse(typo).unwrap_err();
+        assert!(error.contains("line 2"), "{error}");
+        assert!(error.contains("no stale write accepted"), "{error}");
+        let unknown = "[knobs]\nworkk = \"1s\"\n";
+        let error = Matrix::parse(unknown).unwrap_err();
+        assert!(error.contains("workk"), "{error}");
+    }
+}

@@ -1,0 +1,228 @@
+//! Planning a comparison before any cell runs: the lists (from the flags, else the matrix file,
+//! else the defaults) are checked against the catalogues, and each cell's configuration is built
+//! exactly as `lockpick run` would build it. A cell whose lock refuses its nemesis is planned as
+//! n/a with the configuration's own refusal, and the rest of the matrix still runs.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, ValueEnum};
+
+use super::cell::CellName;
+use super::matrix::{CellExpectation, Matrix};
+use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs};
+use crate::config::{bad, RunConfig};
+use crate::run;
+
+/// Parses the flags of one cell exactly as `lockpick run` would.
+#[derive(Parser)]
+struct CellCommand {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// Most cells at once: each runs its own servers, clients and namespaces.
+const MAX_PARALLEL: usize = 16;
+
+const DEFAULT_LOCKS: &str = "redis,redlock,etcd,zookeeper";
+const DEFAULT_NEMESES: &str = "none,pause-holder";
+const DEFAULT_FENCING: &str = "on";
+/// A comparison's cells are shorter than a run's default.
+const DEFAULT_TIME_LIMIT: &str = "10s";
+
+/// One planned cell: what it is held to, and its configuration or why it cannot run.
+pub struct PlannedCell {
+    pub name: CellName,
+    pub expected: CellExpectation,
+    pub config: Result<RunConfig, String>,
+}
+
+pub struct Plan {
+    pub cells: Vec<PlannedCell>,
+    pub seed: u64,
+    pub parallel: usize,
+    pub store: PathBuf,
+    /// Whether a matrix file said what to expect (else every cell is expected valid).
+    pub from_matrix: Option<PathBuf>,
+}
+
+/// Checks every list item against the known names and builds each cell's configuration, before
+/// any cell runs. Values go to the cell's parser as whole words, so nothing in a list or a value
+/// can smuggle a flag into a cell.
+pub fn plan(args: &CompareArgs) -> Result<Plan> {
+    let matrix = match &args.matrix {
+        Some(path) => Matrix::read(path)?,
+        None => Matrix::default(),
+    };
+    let parallel = args.parallel.or(matrix.parallel).unwrap_or(1);
+    if parallel == 0 || parallel > MAX_PARALLEL {
+        return Err(bad(format!(
+            "--parallel {parallel} must be between 1 and {MAX_PARALLEL}"
+        )));
+    }
+    let lock_names = crate::locks::names();
+    let fencing_names: Vec<&str> = Fencing::value_variants().iter().map(|f| f.name()).collect();
+    let mut nemesis_names = crate::nemesis::names();
+    nemesis_names.push(crate::nemesis::NONE);
+    let locks = chosen("--locks", &args.locks, &matrix.locks, DEFAULT_LOCKS)?;
+    known("--locks", &locks, &lock_names)?;
+    let fencings = chosen("--fencing", &args.fencing, &matrix.fencing, DEFAULT_FENCING)?;
+    known("--fencing", &fencings, &fencing_names)?;
+    let nemeses = chosen("--nemeses", &args.nemeses, &matrix.nemeses, DEFAULT_NEMESES)?;
+    known_nemeses("--nemeses", &nemeses, &nemesis_names)?;
+    for group in &matrix.expect {
+        known("an [[expect]] group's locks", &group.locks, &lock_names)?;
+        known_nemeses(
+            "an [[expect]] group's nemeses",
+            &group.nemeses,
+            &nemesis_names,
+        )?;
+        known(
+            "an [[expect]] group's fencing",
+            &group.fencing,
+            &fencing_names,
+        )?;
+    }
+    let defaults = CellKnobs {
+        time_limit: Some(DEFAULT_TIME_LIMIT.to_string()),
+        ..CellKnobs::default()
+    };
+    let knobs = args.knobs.or(&matrix.knobs).or(&defaults);
+    let seed = args.seed.or(matrix.seed).unwrap_or_else(rand::random);
+    let store = std::path::absolute(&args.store)
+        .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
+    crate::store::check_writable(&store, "compare")?;
+
+    let mut cells = Vec::new();
+    for lock in &locks {
+        for nemesis in &nemeses {
+            for fencing in &fencings {
+                let name = CellName {
+                    lock: lock.clone(),
+                    nemesis: nemesis.clone(),
+                    fencing: fencing.clone(),
+                };
+                let config = configure(&name, &knobs, seed, &store)?;
+                cells.push(PlannedCell {
+                    expected: matrix.expectation(lock, nemesis, fencing),
+                    name,
+                    config,
+                });
+            }
+        }
+    }
+    if let Some(refused) = cells.iter().find_map(|c| c.config.as_ref().err()) {
+        if cells.iter().all(|c| c.config.is_err()) {
+            return Err(bad(format!("no cell of the comparison can run: {refused}")));
+        }
+    }
+    Ok(Plan {
+        cells,
+        seed,
+        parallel,
+        store,
+        from_matrix: args.matrix.clone(),
+    })
+}
+
+/// A cell's configuration, or why its lock refuses its nemesis. Any other error is the user's
+/// and stops the comparison.
+fn configure(
+    name: &CellName,
+    knobs: &CellKnobs,
+    seed: u64,
+    store: &std::path::Path,
+) -> Result<Result<RunConfig, String>> {
+    let mut words: Vec<String> = [
+        "lockpick",
+        "--lock",
+        &name.lock,
+        "--nemesis",
+        &name.nemesis.replace('+', ","),
+        "--fencing",
+        &name.fencing,
+        "--seed",
+        &seed.to_string(),
+        "--store",
+        &store.display().to_string(),
+    ]
+    .iter()
+    .map(|w| w.to_string())
+    .collect();
+    words.extend(knobs.words());
+    let parsed = CellCommand::try_parse_from(&words)
+        .map_err(|e| bad(format!("bad cell {name}: {}", e.kind())))?;
+    let mut command = vec!["lockpick".to_string(), "run".to_string()];
+    command.extend(words[1..].iter().cloned());
+    match RunConfig::from_args(&parsed.run, command) {
+        Ok(config) => {
+            run::preflight(&config)?;
+            Ok(Ok(config))
+        }
+        Err(e) if refuses(name) => Ok(Err(e.to_string())),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the cell's lock refuses one of its nemeses, by the nemesis's needs against the lock's
+/// capabilities (the same test the configuration makes).
+fn refuses(name: &CellName) -> bool {
+    let Some(lock) = crate::locks::find(&name.lock) else {
+        return false;
+    };
+    name.nemesis
+        .split('+')
+        .filter_map(crate::nemesis::find)
+        .any(|n| n.needs().refusal(&lock.capabilities()).is_some())
+}
+
+/// The list a flag gives, else the file's, else the default.
+fn chosen(
+    flag: &str,
+    given: &Option<String>,
+    file: &[String],
+    default: &str,
+) -> Result<Vec<String>> {
+    match (given, file.is_empty()) {
+        (Some(text), _) => list(flag, text, ','),
+        (None, false) => {
+            if file.iter().any(|item| item.is_empty()) {
+                return Err(bad(format!("{flag} in the matrix file has an empty item")));
+            }
+            Ok(file.to_vec())
+        }
+        (None, true) => list(flag, default, ','),
+    }
+}
+
+/// The items of a `separator`-separated list; none may be empty.
+fn list(flag: &str, text: &str, separator: char) -> Result<Vec<String>> {
+    let items: Vec<String> = text.split(separator).map(str::to_string).collect();
+    if items.iter().any(|item| item.is_empty()) {
+        return Err(bad(format!(
+            "{flag} {text:?} has an empty item: separate names with {separator:?}"
+        )));
+    }
+    Ok(items)
+}
+
+/// Each item must be one of `names` exactly.
+fn known(flag: &str, items: &[String], names: &[&str]) -> Result<()> {
+    for item in items {
+        if !names.contains(&item.as_str()) {
+            return Err(bad(format!(
+                "{flag}: {item:?} is not one of {}",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Each item is nemeses joined by `+`, each one of `names`.
+fn known_nemeses(flag: &str, items: &[String], names: &[&str]) -> Result<()> {
+    for item in items {
+        known(flag, &list(flag, item, '+')?, names)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,351 @@
+//! `summary.md`: the markdown a CI job posts on a pull request or in its step summary, written
+//! by every run and every comparison. A lock × nemesis grid with a mark per cell, the totals
+//! that matter (overlaps, stale writes accepted, stale reads, grants under a live lease), the
+//! first violation's story on one line, and each cell's figures and report link folded away, so
+//! that a 50-cell comparison still fits a comment. When `$GITHUB_STEP_SUMMARY` names a file, the
+//! summary is appended to it too.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result};
+use lockpick_checkers::{Results, Validity};
+use serde::Serialize;
+
+use crate::config::RunConfig;
+
+pub const SUMMARY: &str = "summary.md";
+
+/// The longest story a summary quotes: a comment is read, not searched.
+const STORY_CHARS: usize = 300;
+
+/// The counts a summary and a comparison show for a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub overlaps: usize,
+    pub stale_writes: usize,
+    pub stale_reads: usize,
+    pub grants_under_live_lease: usize,
+}
+
+impl Counts {
+    pub fn of(results: &Results) -> Counts {
+        let overlaps = results.overlapping_holders.as_ref();
+        Counts {
+            overlaps: overlaps.map_or(0, |o| o.overlaps.len()),
+            stale_writes: results
+                .stale_accesses
+                .as_ref()
+                .map_or(0, |s| s.stale_writes),
+            stale_reads: results.stale_reads_accepted,
+            grants_under_live_lease: overlaps.map_or(0, |o| o.granted_under_live_lease),
+        }
+    }
+
+    fn add(&mut self, other: Counts) {
+        self.overlaps += other.overlaps;
+        self.stale_writes += other.stale_writes;
+        self.stale_reads += other.stale_reads;
+        self.grants_under_live_lease += other.grants_under_live_lease;
+    }
+}
+
+/// Whether a cell met what it was expected to show (comparisons with expectations).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Gate {
+    Met,
+    Broken(String),
+    Unproven(String),
+}
+
+/// One cell of the grid.
+#[derive(Clone, Debug)]
+pub struct SummaryCell {
+    pub lock: String,
+    pub nemesis: String,
+    pub fencing: String,
+    /// `None`: the cell did not run, for `na_reason`.
+    pub verdict: Option<Validity>,
+    pub na_reason: Option<String>,
+    /// What it was expected to show, and whether it did (`None` for a single run).
+    pub expected: Option<(String, Gate)>,
+    pub counts: Counts,
+    pub story: Option<String>,
+    /// Its report, relative to the summary.
+    pub report: Option<String>,
+}
+
+fn mark(verdict: Option<Validity>) -> &'static str {
+    match verdict {
+        Some(Validity::Valid) => "✅ valid",
+        Some(Validity::Invalid) => "❌ invalid",
+        Some(Validity::Unknown) => "❔ unknown",
+        None => "➖ n/a",
+    }
+}
+
+fn gate_mark(gate: &Gate) -> &'static str {
+    match gate {
+        Gate::Met => "as expected",
+        Gate::Broken(_) => "**NOT as expected**",
+        Gate::Unproven(_) => "*unproven*",
+    }
+}
+
+fn shorten(text: &str) -> String {
+    let text = text.replace('|', "\\|").replace('\n', " ");
+    if text.chars().count() <= STORY_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(STORY_CHARS).collect();
+    format!("{cut}…")
+}
+
+fn cell_name(c: &SummaryCell) -> String {
+    format!("{} × {} (fencing {})", c.lock, c.nemesis, c.fencing)
+}
+
+/// The summary's markdown: `title`, the grid, totals, the first violation, then `notes`.
+pub fn render(title: &str, cells: &[SummaryCell], notes: &[String]) -> String {
+    let mut out = format!("## {title}\n\n");
+    let nemeses: Vec<&str> = unique(cells.iter().map(|c| c.nemesis.as_str()));
+    let fencings: BTreeSet<&str> = cells.iter().map(|c| c.fencing.as_str()).collect();
+    let row_of = |c: &SummaryCell| {
+        if fencings.len() > 1 {
+            format!("{} (fencing {})", c.lock, c.fencing)
+        } else {
+            c.lock.clone()
+        }
+    };
+    let rows: Vec<String> = unique(
+        cells
+            .iter()
+            .map(row_of)
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|s| s.as_str()),
+    )
+    .into_iter()
+    .map(str::to_string)
+    .collect();
+    let only_fencing = match fencings.iter().next() {
+        Some(f) if fencings.len() == 1 => format!(" (fencing {f})"),
+        _ => String::new(),
+    };
+    let _ = writeln!(out, "| lock{only_fencing} | {} |", nemeses.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---|".repeat(nemeses.len()));
+    for row in &rows {
+        let _ = write!(out, "| {row} |");
+        for nemesis in &nemeses {
+            let cell = cells
+                .iter()
+                .find(|c| &row_of(c) == row && c.nemesis == *nemesis);
+            let text = match cell {
+                None => " ".to_string(),
+                Some(c) => match (&c.report, &c.expected) {
+                    (Some(link), Some((_, gate))) => {
+                        format!("[{}]({link}) · {}", mark(c.verdict), gate_mark(gate))
+                    }
+                    (Some(link), None) => format!("[{}]({link})", mark(c.verdict)),
+                    (None, _) => mark(c.verdict).to_string(),
+                },
+            };
+            let _ = write!(out, " {text} |");
+        }
+        out.push('\n');
+    }
+    totals(&mut out, cells);
+    first_violation(&mut out, cells);
+    for note in notes {
+        let _ = writeln!(out, "\n{note}");
+    }
+    details(&mut out, cells);
+    out
+}
+
+/// Items in first-seen order, once each.
+fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut seen = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
+}
+
+fn totals(out: &mut String, cells: &[SummaryCell]) {
+    let mut counts = Counts::default();
+    for c in cells {
+        counts.add(c.counts);
+    }
+    let count = |v: Option<Validity>| cells.iter().filter(|c| c.verdict == v).count();
+    let _ = writeln!(
+        out,
+        "\n**{} cell(s)**: {} valid, {} invalid, {} unknown, {} n/a · overlapping holders {} · \
+         stale writes accepted {} · stale reads {} · grants under a live lease {}",
+        cells.len(),
+        count(Some(Validity::Valid)),
+        count(Some(Validity::Invalid)),
+        count(Some(Validity::Unknown)),
+        count(None),
+        counts.overlaps,
+        counts.stale_writes,
+        counts.stale_reads,
+        counts.grants_under_live_lease
+    );
+    let gates: Vec<&Gate> = cells
+        .iter()
+        .filter_map(|c| c.expected.as_ref().map(|e| &e.1))
+        .collect();
+    if !gates.is_empty() {
+        let broken = gates
+            .iter()
+            .filter(|g| matches!(g, Gate::Broken(_)))
+            .count();
+        let unproven = gates
+            .iter()
+            .filter(|g| matches!(g, Gate::Unproven(_)))
+            .count();
+        let _ = writeln!(
+            out,
+            "\n**Expectations**: {} met, {broken} broken, {unproven} unproven",
+            gates.len() - broken - unproven
+        );
+    }
+}
+
+/// The first broken expectation (else unproven one, else invalid cell), with its story.
+fn first_violation(out: &mut String, cells: &[SummaryCell]) {
+    let gate_of = |want: fn(&Gate) -> Option<&String>| {
+        cells.iter().find_map(|c| {
+            c.expected
+                .as_ref()
+                .and_then(|(_, g)| want(g))
+                .map(|w| (c, w))
+        })
+    };
+    let broken = gate_of(|g| match g {
+        Gate::Broken(w) => Some(w),
+        _ => None,
+    });
+    let unproven = gate_of(|g| match g {
+        Gate::Unproven(w) => Some(w),
+        _ => None,
+    });
+    let link = |c: &SummaryCell| {
+        c.report
+            .as_ref()
+            .map_or(String::new(), |r| format!(" ([report]({r}))"))
+    };
+    if let Some((c, why)) = broken.or(unproven) {
+        let _ = writeln!(
+            out,
+            "\n**First expectation not met**: {}: {}{}",
+            cell_name(c),
+            shorten(why),
+            link(c)
+        );
+    } else if let Some(c) = cells.iter().find(|c| c.verdict == Some(Validity::Invalid)) {
+        let story = c
+            .story
+            .as_deref()
+            .map_or(String::new(), |s| format!(": {}", shorten(s)));
+        let _ = writeln!(
+            out,
+            "\n**First violation**: {}{story}{}",
+            cell_name(c),
+            link(c)
+        );
+    }
+}
+
+/// Every cell's figures, folded away.
+fn details(out: &mut String, cells: &[SummaryCell]) {
+    let _ = writeln!(
+        out,
+        "\n<details><summary>Every cell</summary>\n\n| cell | verdict | expected | overlapping \
+         holders | stale writes accepted | stale reads | grants under a live lease | report |\n\
+         |---|---|---|---|---|---|---|---|"
+    );
+    for c in cells {
+        let verdict = match (&c.na_reason, c.verdict) {
+            (Some(reason), None) => format!("n/a: {}", shorten(reason)),
+            _ => mark(c.verdict).to_string(),
+        };
+        let expected = c
+            .expected
+            .as_ref()
+            .map_or("-".to_string(), |(e, g)| format!("{e} ({})", gate_mark(g)));
+        let report = c
+            .report
+            .as_ref()
+            .map_or("-".to_string(), |r| format!("[report]({r})"));
+        let k = c.counts;
+        let _ = writeln!(
+            out,
+            "| {} | {verdict} | {expected} | {} | {} | {} | {} | {report} |",
+            cell_name(c),
+            k.overlaps,
+            k.stale_writes,
+            k.stale_reads,
+            k.grants_under_live_lease
+        );
+    }
+    out.push_str("\n</details>\n");
+}
+
+/// Whether a finished run appends its summary to `$GITHUB_STEP_SUMMARY`. A comparison turns it
+/// off for its cells and publishes one summary for all of them.
+static RUNS_PUBLISH_STEP_SUMMARY: AtomicBool = AtomicBool::new(true);
+
+pub fn runs_publish_step_summary(on: bool) {
+    RUNS_PUBLISH_STEP_SUMMARY.store(on, Ordering::SeqCst);
+}
+
+/// Writes `summary.md` into `dir` and appends it to `$GITHUB_STEP_SUMMARY` when that is set.
+pub fn publish(dir: &Path, markdown: &str) -> Result<()> {
+    std::fs::write(dir.join(SUMMARY), markdown).context("cannot write summary.md")?;
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open $GITHUB_STEP_SUMMARY ({path:?})"))?;
+        writeln!(file, "{markdown}").context("cannot append to $GITHUB_STEP_SUMMARY")?;
+    }
+    Ok(())
+}
+
+/// A finished run's `summary.md`: its one cell.
+pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()> {
+    let cell = SummaryCell {
+        lock: config.lock.name().to_string(),
+        nemesis: config.nemesis_name(),
+        fencing: config.fencing.name().to_string(),
+        verdict: Some(results.valid),
+        na_reason: None,
+        expected: None,
+        counts: Counts::of(results),
+        story: results.stories.first().map(|s| s.one_line()),
+        report: Some(crate::report::REPORT.to_string()),
+    };
+    let title = format!("lockpick run {} (seed {})", config.name(), config.seed);
+    let notes: Vec<String> = results
+        .unknown_reasons
+        .iter()
+        .map(|r| format!("Not proven: {r}"))
+        .collect();
+    let markdown = render(&title, &[cell], &notes);
+    if RUNS_PUBLISH_STEP_SUMMARY.load(Ordering::SeqCst) {
+        publish(dir, &markdown)
+    } else {
+        std::fs::write(dir.join(SUMMARY), markdown).context("cannot write summary.md")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,73 @@
+use super::*;
+
+fn cell(lock: &str, nemesis: &str, verdict: Option<Validity>, gate: Gate) -> SummaryCell {
+    SummaryCell {
+        lock: lock.to_string(),
+        nemesis: nemesis.to_string(),
+        fencing: "on".to_string(),
+        verdict,
+        na_reason: verdict.is_none().then(|| "it needs 5 servers".to_string()),
+        expected: Some(("valid".to_string(), gate)),
+        counts: Counts {
+            overlaps: 2,
+            ..Counts::default()
+        },
+        story: Some("client 1 paused | and woke".to_string()),
+        report: verdict.map(|_| format!("../{lock}/report.html")),
+    }
+}
+
+#[test]
+fn the_grid_has_a_row_per_lock_a_column_per_nemesis_and_names_the_first_broken_cell() {
+    let cells = [
+        cell("redis", "none", Some(Validity::Valid), Gate::Met),
+        cell(
+            "redis",
+            "pause-holder",
+            Some(Validity::Invalid),
+            Gate::Broken("expected valid, found invalid".into()),
+        ),
+        cell("etcd", "none", Some(Validity::Valid), Gate::Met),
+        cell("etcd", "partition-ring", None, Gate::Met),
+    ];
+    let md = render("lockpick compare", &cells, &[]);
+    let grid: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.contains("× "))
+        .collect();
+    assert_eq!(
+        grid[0],
+        "| lock (fencing on) | none | pause-holder | partition-ring |"
+    );
+    assert_eq!(grid.len(), 4, "{md}");
+    assert!(
+        grid[1].contains("[❌ invalid](../redis/report.html) · **NOT as expected**"),
+        "{md}"
+    );
+    assert!(grid[2].contains("➖ n/a"), "{md}");
+    assert!(md.contains(
+        "**First expectation not met**: redis × pause-holder (fencing on): expected valid"
+    ));
+    assert!(md.contains("overlapping holders 8"), "{md}");
+    assert!(md.contains("n/a: it needs 5 servers"), "{md}");
+    assert!(md.contains("client 1 paused \\| and woke") || !md.contains("First violation"));
+}
+
+#[test]
+fn a_summary_is_appended_to_the_step_summary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let step = dir.path().join("step.md");
+    std::fs::write(&step, "before\n").unwrap();
+    // Set for this test only: no other unit test reads it.
+    std::env::set_var("GITHUB_STEP_SUMMARY", &step);
+    publish(dir.path(), "## hello").unwrap();
+    std::env::remove_var("GITHUB_STEP_SUMMARY");
+    assert_eq!(
+        std::fs::read_to_string(&step).unwrap(),
+        "before\n## hello\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(SUMMARY)).unwrap(),
+        "## hello"
+    );
+}
