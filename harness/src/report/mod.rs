@@ -9,11 +9,14 @@
 //! stylesheet, [`STYLE`], serves the report, the index and `compare.html`.
 
 mod facts;
+mod headline;
 mod index;
 mod junit;
 mod metrics;
 mod page;
 mod svg;
+mod timeline;
+mod violations;
 
 use std::fs;
 use std::path::Path;
@@ -68,3 +71,7 @@ pub fn write_index(store: &Path) -> Result<()> {
     fs::write(&temporary, page).context("cannot write the store's index")?;
     fs::rename(&temporary, store.join(INDEX)).context("cannot write the store's index")
 }
+
+#[cfg(test)]
+#[path = "size_tests.rs"]
+mod size_tests;

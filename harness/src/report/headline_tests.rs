@@ -1,0 +1,3 @@
+//! The headline's sentences for hand-made histories.
+
+use super::*;
