@@ -69,8 +69,13 @@ pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
         out.push(finding(
             "stale-reads",
             format!(
-                "{} accepted (told, but not a violation by themselves: a read loses nothing)",
-                count(results.stale_reads_accepted, "stale read", "stale reads")
+                "{} accepted (reported, but not a violation on {}: a read changes nothing)",
+                count(results.stale_reads_accepted, "stale read", "stale reads"),
+                if results.stale_reads_accepted == 1 {
+                    "its own"
+                } else {
+                    "their own"
+                }
             ),
         ));
     }
@@ -204,7 +209,12 @@ fn fence(model: &Model, results: &Results) -> Option<String> {
             setup.lock
         )),
         (false, _) if stale.stale_writes > 0 => Some(format!(
-            "the resource accepted {writes} from holders already overtaken (fencing was off)"
+            "the resource accepted {writes} from {} already overtaken (fencing was off)",
+            if stale.stale_writes == 1 {
+                "a holder"
+            } else {
+                "holders"
+            }
         )),
         (false, _) => None,
     }

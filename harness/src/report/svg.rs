@@ -214,14 +214,18 @@ pub fn latency(model: &Model) -> Markup {
         }
     } else {
         let column_ns = (LATENCY_COLUMN / scale.per_ns()).ceil().max(1.0) as u64;
-        let columns = points.chunk_by(|a, b| a.0 / column_ns == b.0 / column_ns);
+        let bands: Vec<(f64, Vec<u64>)> = points
+            .chunk_by(|a, b| a.0 / column_ns == b.0 / column_ns)
+            .map(|column| {
+                let mut ls: Vec<u64> = column.iter().map(|p| p.1).collect();
+                ls.sort_unstable();
+                (scale.x(column[0].0 / column_ns * column_ns), ls)
+            })
+            .collect();
         html! {
-            @for column in columns {
-                @let mut ls: Vec<u64> = column.iter().map(|p| p.1).collect();
-                @let _ = ls.sort_unstable();
-                @let x = scale.x(column[0].0 / column_ns * column_ns);
+            @for (x, ls) in &bands {
                 @let (low, high) = (y(ls[0]), y(ls[ls.len() - 1]));
-                @let (median, p99) = (y(percentile(&ls, 0.5)), y(percentile(&ls, 0.99)));
+                @let (median, p99) = (y(percentile(ls, 0.5)), y(percentile(ls, 0.99)));
                 rect class="band range" x=(x) y=(high) width=(LATENCY_COLUMN) height=((low - high).max(1.0)) {}
                 rect class="band middle" x=(x) y=(p99) width=(LATENCY_COLUMN) height=((median - p99).max(1.0)) {}
             }

@@ -247,10 +247,10 @@ pub fn section(model: &Model, results: &Results, violations: &[Violation]) -> Ma
             @for (faults, members) in &groups {
                 @let first = members.first().map_or(0, |v| v.number);
                 section class="violation-group" id={"group-" (first)} {
-                    @let shared = shared_cause(members);
+                    @let shared = shared_causes(members);
                     h3 { (group_title(model, faults)) ": " (counts(members)) }
-                    @if let Some(cause) = shared {
-                        @if members.len() > 1 { p class="cause" { "Every one: " (cause) } }
+                    @for (cause, n) in &shared {
+                        p class="cause" { (n) " of them: " (cause) }
                     }
                     table class="violations" {
                         tr { th { "#" } th { "what" } th { "when" } th { "who" } th { "cause" } }
@@ -261,7 +261,7 @@ pub fn section(model: &Model, results: &Results, violations: &[Violation]) -> Ma
                                 td { (when(v)) }
                                 td { (v.who()) }
                                 td {
-                                    @if shared.is_none() || members.len() == 1 { (v.cause) } @else { "as above" }
+                                    @if shared.iter().any(|(c, _)| *c == v.cause) { "as above" } @else { (v.cause) }
                                     @if let Some(story) = v.story {
                                         details {
                                             summary { "the story" }
@@ -288,10 +288,14 @@ pub fn section(model: &Model, results: &Results, violations: &[Violation]) -> Ma
     }
 }
 
-/// The cause every member of a group shares, if they share one.
-fn shared_cause<'v>(members: &[&'v Violation]) -> Option<&'v str> {
-    let first = members.first()?.cause.as_str();
-    members.iter().all(|v| v.cause == first).then_some(first)
+/// The causes that more than one member of a group share, with how many share each: told
+/// once above the rows rather than on every row.
+fn shared_causes<'v>(members: &[&'v Violation]) -> Vec<(&'v str, usize)> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in members {
+        *counts.entry(v.cause.as_str()).or_default() += 1;
+    }
+    counts.into_iter().filter(|(_, n)| *n > 1).collect()
 }
 
 fn when(v: &Violation) -> String {
