@@ -75,7 +75,7 @@ fn a_violating_runs_report_tells_its_story_and_renders_in_chromium() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("lease ran out"), "{}", r.stdout);
+    assert!(r.stdout.contains("a stale access"), "{}", r.stdout);
     let report = r.dir.join("report.html");
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(
