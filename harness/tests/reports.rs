@@ -77,6 +77,7 @@ fn a_violating_runs_report_tells_its_story_and_renders_in_chromium() {
     );
     // A frozen holder outlived its lease: the summary says so by cause, not by guess.
     assert!(r.stdout.contains("outlived their lease"), "{}", r.stdout);
+    assert!(r.stdout.contains("a stale access"), "{}", r.stdout);
     let report = r.dir.join("report.html");
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(

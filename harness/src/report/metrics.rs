@@ -1,5 +1,4 @@
-//! Figures read off a history for people: acquire latency and its percentiles, successful
-//! acquisitions per second, and durations in the units a person would say.
+//! Figures read off a history for people: acquire latency and its percentiles, and durations in the units a person would say.
 
 use std::collections::BTreeMap;
 
@@ -41,18 +40,6 @@ pub fn acquire_latency_percentile(ops: &[Op], q: f64) -> Option<u64> {
     latencies.sort_unstable();
     let i = ((latencies.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
     Some(latencies[i])
-}
-
-/// Successful acquisitions in each whole second of a run that lasted until `end`; the last
-/// bin may cover only part of a second.
-pub fn acquisitions_per_second(ops: &[Op], end: u64) -> Vec<u64> {
-    let mut bins = vec![0u64; (end / SECOND + 1) as usize];
-    for (t, _) in acquire_latencies(ops) {
-        if let Some(bin) = bins.get_mut((t / SECOND) as usize) {
-            *bin += 1;
-        }
-    }
-    bins
 }
 
 /// A duration as a person says it: `0 s`, `250 µs`, `1.5 ms`, `500 ms`, `1 s`, `2.5 s`,
@@ -114,17 +101,6 @@ mod tests {
         assert_eq!(acquire_latency_percentile(&ops, 0.0), Some(5));
         assert_eq!(acquire_latency_percentile(&ops, 1.0), Some(30));
         assert_eq!(acquire_latency_percentile(&[], 0.5), None);
-    }
-
-    #[test]
-    fn acquisitions_fall_in_the_second_they_completed() {
-        let ops = [
-            op(0, 1, OpType::Invoke),
-            op(SECOND + 5, 1, OpType::Ok),
-            op(SECOND + 6, 2, OpType::Invoke),
-            op(SECOND + 7, 2, OpType::Ok),
-        ];
-        assert_eq!(acquisitions_per_second(&ops, 2 * SECOND + 1), vec![0, 2, 0]);
     }
 
     #[test]

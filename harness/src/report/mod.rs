@@ -1,19 +1,25 @@
-//! The reports of a run: `report.html` (one self-contained page, no network: the verdict, the
-//! story of each violation, a holder timeline with fault windows, acquire latency and
-//! throughput on the same time axis, and how to reproduce the run), `junit.xml` (one test case
-//! per checker) and the store's `index.html`.
+//! The reports of a run: `report.html` (one self-contained page, no network: the verdict, a
+//! headline in words of what a reader must not miss, the story of the first violation, a
+//! holder timeline with fault windows, acquire latency and throughput on the same time axis,
+//! every violation grouped by fault window, and how to reproduce the run), `junit.xml` (one
+//! test case per checker) and the store's `index.html`.
 //!
 //! This module loads a run and writes the files; each part of a report has its own file:
 //! `facts` (what the run says about itself), `page` (the HTML, with maud, which escapes),
-//! `svg` (the drawings), `metrics` (latency and throughput), `junit` and `index`. One
-//! stylesheet, [`STYLE`], serves the report, the index and `compare.html`.
+//! `headline` (the sentences under the verdict), `violations` (every violation, numbered once
+//! for the page), `timeline` and `svg` (the drawings), `metrics` (latency percentiles and
+//! durations), `junit` and `index`. One stylesheet, [`STYLE`], serves the report, the index
+//! and `compare.html`. The page stays under 2 MB at any history length (`size_tests`).
 
 mod facts;
+mod headline;
 mod index;
 mod junit;
 mod metrics;
 mod page;
 mod svg;
+mod timeline;
+mod violations;
 
 use std::fs;
 use std::path::Path;
@@ -68,3 +74,7 @@ pub fn write_index(store: &Path) -> Result<()> {
     fs::write(&temporary, page).context("cannot write the store's index")?;
     fs::rename(&temporary, store.join(INDEX)).context("cannot write the store's index")
 }
+
+#[cfg(test)]
+#[path = "size_tests.rs"]
+mod size_tests;

@@ -3,19 +3,19 @@
 //! maud, which escapes every value. The one script only records that the page rendered, for
 //! the browser test.
 
-use lockpick_checkers::model;
+use lockpick_checkers::model::{self, Model};
 use lockpick_checkers::story::Story;
 use lockpick_checkers::{Op, Results};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
 use super::metrics::human_duration;
-use super::{svg, RunFacts, STYLE};
+use super::{headline, svg, timeline, violations, RunFacts, STYLE};
 
 const SCRIPT: &str = r#"
 window.addEventListener('error', function (e) { document.body.dataset.error = String(e.message); });
 window.addEventListener('DOMContentLoaded', function () {
-  var parts = ['#timeline', '#latency', '#throughput', '#summary'];
+  var parts = ['#headline', '#timeline', '#latency', '#throughput', '#summary'];
   var missing = parts.filter(function (p) { return !document.querySelector(p); });
   document.body.dataset.rendered = missing.length ? 'missing ' + missing.join(' ') : 'ok';
 });
@@ -24,9 +24,15 @@ window.addEventListener('DOMContentLoaded', function () {
 /// The whole page.
 pub fn render(ops: &[Op], results: &Results, facts: &RunFacts, command: &str) -> String {
     let model = model::build(ops).unwrap_or_default();
+    render_model(&model, results, facts, command)
+}
+
+/// The whole page, from the model the results were checked on.
+pub fn render_model(model: &Model, results: &Results, facts: &RunFacts, command: &str) -> String {
     let title = format!("{} under {}", facts.lock, facts.nemesis_name());
     let verdict = results.valid.to_string();
     let first = &results.stories[..results.stories.len().min(1)];
+    let violations = violations::collect(model, results);
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -37,6 +43,7 @@ pub fn render(ops: &[Op], results: &Results, facts: &RunFacts, command: &str) ->
             }
             body {
                 h1 { "lockpick: " (title) " " span class={"verdict " (verdict)} { (verdict) } }
+                (headline::render(model, results))
                 (summary(results))
                 h2 { "What went wrong" }
                 div id="stories" {
@@ -46,15 +53,18 @@ pub fn render(ops: &[Op], results: &Results, facts: &RunFacts, command: &str) ->
                     (stories(first, true))
                 }
                 h2 { "Holder timeline" }
-                (svg::legend())
-                (svg::timeline(&model, results, facts.clients))
+                (timeline::legend())
+                (timeline::timeline(model, &violations, facts.clients))
                 h2 { "Acquire latency" }
-                (svg::latency(ops, &model))
+                (svg::latency(model))
+                @if model.holds.len() > svg::POINTS {
+                    p class="note" { "Each column: light from the fastest to the slowest acquire, dark from the median to the 99th percentile." }
+                }
                 h2 { "Throughput (successful acquisitions per second)" }
-                (svg::throughput(ops, &model))
-                @if results.stories.len() > 1 {
+                (svg::throughput(model))
+                @if violations::total(results) > 1 {
                     h2 { "More violations" }
-                    div { (stories(&results.stories[1..], false)) }
+                    (violations::section(model, results, &violations))
                 }
                 (reproduce(command))
                 (parameters(facts))

@@ -5,6 +5,8 @@ use quick_xml::events::Event;
 use serde_json::{json, Value};
 
 use super::*;
+use crate::report::timeline::timeline;
+use crate::report::violations;
 
 const MS: u64 = 1_000_000;
 
@@ -107,7 +109,7 @@ fn elements(svg: &str) -> Vec<(Option<String>, String, String, String)> {
 fn timeline_of(ops: &[Op]) -> String {
     let model = model::build(ops).unwrap();
     let results = lockpick_checkers::check(ops);
-    timeline(&model, &results, Some(4)).into_string()
+    timeline(&model, &violations::collect(&model, &results), Some(4)).into_string()
 }
 
 #[test]
@@ -173,9 +175,9 @@ fn the_charts_share_the_timelines_axis_and_faults() {
     let model = model::build(&ops).unwrap();
     let results = lockpick_checkers::check(&ops);
     let drawings = [
-        timeline(&model, &results, Some(4)).into_string(),
-        latency(&ops, &model).into_string(),
-        throughput(&ops, &model).into_string(),
+        timeline(&model, &violations::collect(&model, &results), Some(4)).into_string(),
+        latency(&model).into_string(),
+        throughput(&model).into_string(),
     ];
     let fault_x = |svg: &str| {
         let at = svg.find("class=\"fault\"").expect("a fault window");
@@ -227,7 +229,7 @@ fn the_latency_axis_is_labelled_from_zero_up() {
         h.push(at + 5, Process::Client(0), OpType::Ok, F::Release, a);
     }
     let model = model::build(&h.0).unwrap();
-    let labels: Vec<String> = elements(&latency(&h.0, &model).into_string())
+    let labels: Vec<String> = elements(&latency(&model).into_string())
         .into_iter()
         .filter(|e| e.2 == "y-label")
         .map(|e| e.3)
