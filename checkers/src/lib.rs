@@ -16,6 +16,7 @@ pub mod stale_accesses;
 pub mod story;
 pub mod tokens;
 pub mod verdict;
+pub mod words;
 
 use serde::Serialize;
 

@@ -13,7 +13,7 @@
 use serde::Serialize;
 
 use crate::model::{Hold, Model};
-use crate::story::seconds;
+use crate::words::seconds;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

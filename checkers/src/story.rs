@@ -9,6 +9,7 @@ use crate::overlap_cause::{self, OverlapCause};
 use crate::overlapping_holders::Overlap;
 use crate::stale_accesses::StaleAccess;
 use crate::tokens::{TokenBreach, TokenViolation};
+pub use crate::words::{seconds, token};
 
 /// One step of a story.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -36,18 +37,6 @@ impl Story {
     pub fn one_line(&self) -> String {
         let steps: Vec<&str> = self.steps.iter().map(|s| s.text.as_str()).collect();
         steps.join(" → ")
-    }
-}
-
-pub fn seconds(ns: u64) -> String {
-    format!("{:.3} s", ns as f64 / 1e9)
-}
-
-/// A hold's token in words: `token 33`, or `no token`.
-pub fn token(hold: &Hold) -> String {
-    match hold.token {
-        Some(t) => format!("token {t}"),
-        None => "no token".to_string(),
     }
 }
 

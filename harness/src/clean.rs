@@ -12,8 +12,8 @@ use std::io::Write;
 
 use anyhow::Result;
 
+use crate::bad_input::bad;
 use crate::cli::CleanArgs;
-use crate::config::bad;
 use crate::run_prefix::{self, liveness, prefix_of};
 use crate::runtime::netns::{ip, kill_everything_in, list_namespaces, pids_in};
 

@@ -6,10 +6,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::config::{bad, MAX_WINDOWS};
+use crate::bad_input::bad;
 use crate::locks::Lock;
 use crate::nemesis::{self, window::Targets};
 use crate::schedule::Schedule;
+
+/// The most fault windows a run may draw: more is a typo in a flag, and would take memory
+/// without bound.
+pub const MAX_WINDOWS: u64 = 100_000;
 
 /// The nodes a run of `lock` with `clients` clients has.
 struct Nodes {

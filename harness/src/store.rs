@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use nix::unistd::{access, AccessFlags};
 
-use crate::config::bad;
+use crate::bad_input::bad;
 
 pub const HISTORY: &str = "history.jsonl";
 pub const RESULTS: &str = "results.json";
@@ -20,6 +20,10 @@ pub const CONFIG: &str = "config.json";
 pub const COMMAND: &str = "command.txt";
 pub const SCHEDULE: &str = "schedule.json";
 pub const LOGS: &str = "logs";
+/// A comparison's files, in `<store>/compare/<time>/`.
+pub const COMPARE_TABLE: &str = "compare.md";
+pub const COMPARE_GRID: &str = "compare.html";
+pub const COMPARE_JSON: &str = "compare.json";
 
 /// Less free space than this and a run could not even write its history.
 const MIN_FREE_BYTES: u64 = 1 << 20;

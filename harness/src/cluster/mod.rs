@@ -224,18 +224,16 @@ impl Cluster {
         Some(!std::path::Path::new(&format!("/proc/{pid}")).exists())
     }
 
-    /// Freezes a server. Pauses stack: `None` if it is not running (killed), else whether it
-    /// is (now or already) seen stopped.
+    /// Freezes a server. Pauses stack, and a pause of a server that is down (killed) holds it
+    /// when it restarts: `None` then, else whether it is (now or already) seen stopped.
     pub fn freeze_server(&mut self, name: &str) -> Result<Option<bool>> {
-        let Some(pid) = self.children.pid(&Role::Server(name.to_string())) else {
-            return Ok(None);
-        };
         let count = self.frozen_servers.entry(name.to_string()).or_insert(0);
         *count += 1;
-        if *count == 1 {
-            freezer::freeze(pid).map(Some)
-        } else {
-            Ok(Some(freezer::state(pid) == Some('T')))
+        let first = *count == 1;
+        match self.children.pid(&Role::Server(name.to_string())) {
+            None => Ok(None),
+            Some(pid) if first => freezer::freeze(pid).map(Some),
+            Some(pid) => Ok(Some(freezer::state(pid) == Some('T'))),
         }
     }
 

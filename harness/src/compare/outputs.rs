@@ -15,9 +15,7 @@ use super::cell::{Cell, Judgement, Outcome};
 use crate::report;
 use crate::summary_md::{Counts, Gate, SummaryCell};
 
-pub const TABLE: &str = "compare.md";
-pub const GRID: &str = "compare.html";
-pub const JSON: &str = "compare.json";
+pub use crate::store::{COMPARE_GRID as GRID, COMPARE_JSON as JSON, COMPARE_TABLE as TABLE};
 
 /// `compare.json`.
 #[derive(Serialize)]

@@ -38,10 +38,16 @@ impl Nemesis for PauseNode {
         let Some(node) = window.targets.first() else {
             return Ok(None);
         };
-        let Some(effective) = ctx.cluster.freeze_server(node)? else {
-            return Ok(None);
+        let details = match ctx.cluster.freeze_server(node)? {
+            Some(effective) => json!({ "duration_ms": window.duration_ms, "effective": effective }),
+            // Killed and not yet restarted: nothing runs to freeze now; the restart comes back
+            // frozen while this pause is open (its record says so, with the kernel's word).
+            None => json!({
+                "duration_ms": window.duration_ms,
+                "effective": false,
+                "server_down": "killed; it restarts frozen while this pause is open",
+            }),
         };
-        let details = json!({ "duration_ms": window.duration_ms, "effective": effective });
         let id = ctx.started("pause", std::slice::from_ref(node), details)?;
         Ok(Some(Box::new(ServerPause {
             id,

@@ -118,7 +118,7 @@ pub fn compares(store: &Path) -> Vec<StoredCompare> {
         .flatten()
         .filter_map(|entry| {
             let dir = entry.path();
-            let text = fs::read_to_string(dir.join(crate::compare::JSON)).ok()?;
+            let text = fs::read_to_string(dir.join(crate::store::COMPARE_JSON)).ok()?;
             let json: Value = serde_json::from_str(&text).ok()?;
             let cells = json["cells"].as_array().cloned().unwrap_or_default();
             let with = |key: &str, value: &str| cells.iter().filter(|c| c[key] == value).count();
@@ -215,7 +215,7 @@ pub fn render(store: &Path, runs: &[StoredRun], compares: &[StoredCompare]) -> S
                         }
                         @for c in compares {
                             tr {
-                                td { a href=(link(&c.dir, crate::compare::GRID).display()) { (c.stamp) } }
+                                td { a href=(link(&c.dir, crate::store::COMPARE_GRID).display()) { (c.stamp) } }
                                 td { (c.seed.map_or("-".to_string(), |s| s.to_string())) }
                                 td { (c.matrix.as_deref().unwrap_or("-")) }
                                 @for n in c.verdicts { td { (n) } }
@@ -301,7 +301,7 @@ mod tests {
                 {"outcome": "not-applicable", "judgement": "not-judged"},
             ],
         });
-        fs::write(dir.join(crate::compare::JSON), json.to_string()).unwrap();
+        fs::write(dir.join(crate::store::COMPARE_JSON), json.to_string()).unwrap();
         let compares = compares(store.path());
         assert_eq!(compares.len(), 1);
         assert_eq!(compares[0].verdicts, [1, 1, 0, 1]);

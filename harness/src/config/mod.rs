@@ -5,12 +5,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+mod derived;
+mod duration;
+
 pub use crate::bad_input::{bad, BadInput};
+pub use duration::parse_duration;
+
 use crate::cli::{Fencing, PartitionMode, RunArgs};
 use crate::locks::{self, Lock};
-use crate::nemesis::window::Shape;
-use crate::nemesis::{self, FaultKnobs, Needs, Nemesis};
-use crate::schedule::{Plan, Schedule};
+use crate::nemesis::{self, Nemesis};
+use crate::schedule::Schedule;
 use crate::schedule_check;
 
 /// Everything a run needs, checked. Defaults are documented on the flags in `cli`.
@@ -78,9 +82,6 @@ const DEFAULT_WORK: Duration = Duration::from_millis(100);
 /// The shortest request timeout a client can honour: its requests' timeouts count in whole
 /// milliseconds, and a zero socket timeout would mean "never".
 pub const MIN_OP_TIMEOUT: Duration = Duration::from_millis(1);
-/// The most fault windows a run may draw: more is a typo in a flag, and would take memory
-/// without bound.
-pub const MAX_WINDOWS: u64 = 100_000;
 
 impl RunConfig {
     pub fn from_args(args: &RunArgs, command: Vec<String>) -> anyhow::Result<RunConfig> {
@@ -258,120 +259,6 @@ impl RunConfig {
         crate::store::check_writable(&config.store, &config.name())?;
         Ok(config)
     }
-
-    /// The nemesis part of the run's name: `none`, or the nemeses joined by `+`.
-    pub fn nemesis_name(&self) -> String {
-        if self.nemeses.is_empty() {
-            "none".to_string()
-        } else {
-            names(&self.nemeses).replace(',', "+")
-        }
-    }
-
-    /// The nodes a run of this lock with this many clients has (the same in every runtime).
-    pub fn shape(&self) -> Shape {
-        Shape::of(self.lock.capabilities().servers, self.clients as usize)
-    }
-
-    /// The schedule the run's seed draws for its nemeses.
-    pub fn plan_schedule(&self) -> Schedule {
-        let nemeses: Vec<(&'static dyn Nemesis, Duration)> = self
-            .nemeses
-            .iter()
-            .map(|n| (*n, self.duration_of(*n)))
-            .collect();
-        Schedule::plan(&Plan {
-            seed: self.seed,
-            lock: self.lock.name(),
-            nemeses: &nemeses,
-            shape: &self.shape(),
-            heal_at: self.heal_at(),
-            fault_interval: self.fault_interval,
-        })
-    }
-
-    /// Refuses a plan that would run away (too many windows to hold) or that is known to be
-    /// empty for some nemesis before the run starts: a run whose faults never happen proves
-    /// nothing.
-    fn check_plan(&self, args: &RunArgs) -> anyhow::Result<()> {
-        let durations: Vec<Duration> = self.nemeses.iter().map(|n| self.duration_of(*n)).collect();
-        schedule_check::refuse_runaway(args, &durations, self.heal_at(), self.fault_interval)?;
-        let schedule = self.plan_schedule();
-        for n in &self.nemeses {
-            if !schedule.windows.iter().any(|w| w.nemesis == n.name()) {
-                return Err(bad(format!(
-                    "--nemesis {} has no fault window that fits: its first fault starts after \
-                     about --fault-interval ({:?}) and lasts {:?}, but faults must end by \
-                     --time-limit minus --quiet ({:?}); give a longer --time-limit",
-                    n.name(),
-                    self.fault_interval,
-                    self.duration_of(*n),
-                    self.heal_at()
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// How long each fault of `nemesis` lasts.
-    pub fn duration_of(&self, nemesis: &dyn Nemesis) -> Duration {
-        if self.fault_duration_given {
-            self.fault_duration
-        } else {
-            nemesis.default_duration(self.ttl)
-        }
-    }
-
-    /// The longest fault of the run.
-    pub fn longest_fault(&self) -> Duration {
-        self.nemeses
-            .iter()
-            .map(|n| self.duration_of(*n))
-            .max()
-            .unwrap_or(Duration::ZERO)
-    }
-
-    /// What the run's nemeses need, together.
-    pub fn needs(&self) -> Needs {
-        self.nemeses
-            .iter()
-            .fold(Needs::default(), |needs, n| needs.union(n.needs()))
-    }
-
-    /// The knobs that shape faults.
-    pub fn fault_knobs(&self) -> FaultKnobs {
-        FaultKnobs {
-            clock_jump: self.clock_jump,
-            delay: self.delay,
-            loss: self.loss,
-            partition_mode: self.partition_mode,
-            client_deadline_ns: self.time_limit.as_nanos() as u64,
-        }
-    }
-
-    /// When faults must all be healed: the quiet period follows.
-    pub fn heal_at(&self) -> Duration {
-        self.time_limit - self.quiet
-    }
-
-    /// The run's name in the store: `<lock>-<nemesis>`. A long list of nemeses would not fit in
-    /// a file name: it becomes their count and a short hash of the list.
-    pub fn name(&self) -> String {
-        let nemesis = self.nemesis_name();
-        if nemesis.len() <= 80 {
-            return format!("{}-{nemesis}", self.lock.name());
-        }
-        // FNV-1a: stable across runs and builds, unlike the standard library's hasher.
-        let hash = nemesis.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-        });
-        format!(
-            "{}-{}-nemeses-{:08x}",
-            self.lock.name(),
-            self.nemeses.len(),
-            hash as u32
-        )
-    }
 }
 
 fn names(nemeses: &[&dyn Nemesis]) -> String {
@@ -389,53 +276,5 @@ fn refuse_mismatch(lock: &dyn Lock, nemesis: &dyn Nemesis) -> anyhow::Result<()>
             lock.name()
         ))),
         None => Ok(()),
-    }
-}
-
-/// Parses `1.5s`, `500ms`, `2m`, `1h`, or a plain number of seconds.
-pub fn parse_duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
-    let text = text.trim();
-    if text.starts_with('-') {
-        return Err(bad(format!(
-            "{flag} {text} is negative: a duration is 0 or more"
-        )));
-    }
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let scale = match unit.trim() {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "us" => 1e-6,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => f64::NAN,
-    };
-    match number.parse::<f64>() {
-        Ok(n) if scale.is_finite() && n.is_finite() && n * scale < 1e9 => {
-            Ok(Duration::from_secs_f64(n * scale))
-        }
-        _ => Err(bad(format!(
-            "{flag} {text:?} is not a duration: write it like 30s, 500ms, 2m or 1h"
-        ))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_with_and_without_units() {
-        let d = |t| parse_duration("--x", t).unwrap();
-        assert_eq!(d("30s"), Duration::from_secs(30));
-        assert_eq!(d("500ms"), Duration::from_millis(500));
-        assert_eq!(d("1.5s"), Duration::from_millis(1500));
-        assert_eq!(d("2m"), Duration::from_secs(120));
-        assert_eq!(d("7"), Duration::from_secs(7));
-        for bad in ["", "s", "ten seconds", "5 parsecs", "-1s", "1e400"] {
-            assert!(parse_duration("--x", bad).is_err(), "{bad:?} parsed");
-        }
     }
 }
