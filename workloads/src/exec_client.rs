@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -83,7 +83,10 @@ impl ExecClient {
             ("LOCKPICK_PROTOCOL".into(), PROTOCOL_VERSION.to_string()),
             ("LOCKPICK_SERVERS".into(), spec.nodes.join(",")),
             ("LOCKPICK_TTL_MS".into(), spec.ttl_ms.to_string()),
-            ("LOCKPICK_OP_TIMEOUT_MS".into(), spec.op_timeout_ms.to_string()),
+            (
+                "LOCKPICK_OP_TIMEOUT_MS".into(),
+                spec.op_timeout_ms.to_string(),
+            ),
             ("LOCKPICK_CLIENT".into(), spec.process.to_string()),
             ("LOCKPICK_KEY".into(), spec.key.clone()),
         ];
@@ -106,13 +109,13 @@ impl ExecClient {
         self.program.join(" ")
     }
 
-    /// Sends one request, starting the program first if it is not running and `start` says
-    /// so.
+    /// Sends one request and waits up to `bound` for its answer, starting the program first
+    /// (and waiting for its hello apart) if it is not running and `start` says so.
     fn exchange(
         &self,
         op: &str,
         fields: Value,
-        deadline: Instant,
+        bound: Duration,
         start: bool,
     ) -> Result<Answer, NoAnswer> {
         let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
@@ -130,7 +133,7 @@ impl ExecClient {
         }
         let session = shared.session.as_mut().expect("started above");
         session
-            .request(op, fields, deadline)
+            .request(op, fields, bound)
             .map_err(|breakage| NoAnswer::Lost(shared.broke(&self.shown(), &breakage, op)))
     }
 
@@ -153,7 +156,7 @@ impl ExecClient {
                 return Renewed::GaveUp;
             };
             let invoke = clock.now();
-            match session.request("extend", json!({}), Instant::now() + timeout) {
+            match session.request("extend", json!({}), timeout) {
                 Ok(answer) => match answer.result {
                     Verdict::Ok => Renewed::Extended(Self::lease(&answer, invoke, clock.now())),
                     Verdict::Fail => Renewed::Lost,
@@ -174,9 +177,8 @@ impl LockClient for ExecClient {
     fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
         let invoke = self.clock.now();
         // The program may wait `wait` for the lock, then has the op timeout to answer.
-        let deadline = Instant::now() + wait + self.timeout;
         let fields = json!({ "wait_ms": wait.as_millis() as u64 });
-        let answer = match self.exchange("acquire", fields, deadline, true) {
+        let answer = match self.exchange("acquire", fields, wait + self.timeout, true) {
             Ok(answer) => answer,
             Err(NoAnswer::Lost(why)) => return Outcome::Info(why),
             Err(NoAnswer::NotSent(why)) => {
@@ -216,8 +218,7 @@ impl LockClient for ExecClient {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
-        let deadline = Instant::now() + self.timeout;
-        match self.exchange("release", json!({}), deadline, false) {
+        match self.exchange("release", json!({}), self.timeout, false) {
             Ok(answer) => match answer.result {
                 Verdict::Ok => Outcome::Ok(()),
                 Verdict::Fail => Outcome::Fail(

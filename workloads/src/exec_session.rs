@@ -28,7 +28,10 @@ pub enum Breakage {
     /// No line came before the deadline.
     Silent(Duration),
     /// A line that is not a protocol message, or not the one expected.
-    Garbage { line: String, why: String },
+    Garbage {
+        line: String,
+        why: String,
+    },
     /// Its hello names a version this lockpick does not speak.
     WrongVersion(Value),
 }
@@ -54,7 +57,10 @@ impl std::fmt::Display for Breakage {
             Breakage::Silent(after) => write!(f, "did not answer within {after:?}"),
             Breakage::Garbage { line, why } => {
                 let shown: String = line.chars().take(120).collect();
-                write!(f, "printed {shown:?}, which is not a protocol message ({why})")
+                write!(
+                    f,
+                    "printed {shown:?}, which is not a protocol message ({why})"
+                )
             }
             Breakage::WrongVersion(v) => write!(
                 f,
@@ -156,7 +162,7 @@ impl Session {
             extends: false,
             library: None,
         };
-        let line = session.next_line(Instant::now() + hello_within)?;
+        let line = session.next_line(Instant::now() + hello_within, hello_within)?;
         let hello: Hello = serde_json::from_str(&line).map_err(|e| Breakage::Garbage {
             line: line.clone(),
             why: format!("expected the hello, {{\"protocol\": {PROTOCOL_VERSION}}}: {e}"),
@@ -169,13 +175,14 @@ impl Session {
         Ok(session)
     }
 
-    /// Sends one request (`op` plus `fields`) and waits until `deadline` for its answer.
+    /// Sends one request (`op` plus `fields`) and waits up to `bound` for its answer.
     pub fn request(
         &mut self,
         op: &str,
         fields: Value,
-        deadline: Instant,
+        bound: Duration,
     ) -> Result<Answer, Breakage> {
+        let deadline = Instant::now() + bound;
         let id = self.next_id;
         self.next_id += 1;
         let mut request = json!({ "id": id, "op": op });
@@ -186,7 +193,7 @@ impl Session {
         if sent.is_err() {
             return Err(self.died());
         }
-        let line = self.next_line(deadline)?;
+        let line = self.next_line(deadline, bound)?;
         let answer: Answer = serde_json::from_str(&line).map_err(|e| Breakage::Garbage {
             line: line.clone(),
             why: format!("expected the answer to {op} {id}: {e}"),
@@ -200,12 +207,13 @@ impl Session {
         Ok(answer)
     }
 
-    fn next_line(&mut self, deadline: Instant) -> Result<String, Breakage> {
+    /// The next line, by `deadline`; `bound` is the whole time allowed, for the message.
+    fn next_line(&mut self, deadline: Instant, bound: Duration) -> Result<String, Breakage> {
         let wait = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
             Ok(Line::Text(line)) => Ok(line),
             Ok(Line::End) | Err(RecvTimeoutError::Disconnected) => Err(self.died()),
-            Err(RecvTimeoutError::Timeout) => Err(Breakage::Silent(wait)),
+            Err(RecvTimeoutError::Timeout) => Err(Breakage::Silent(bound)),
         }
     }
 

@@ -66,7 +66,10 @@ fn parse(name: &str) -> Result<Exec, String> {
     if program.is_empty() {
         return Err(format!("{name} has an empty command"));
     }
-    let about = format!("Your program `{command}` over the servers of {}", service.name());
+    let about = format!(
+        "Your program `{command}` over the servers of {}",
+        service.name()
+    );
     Ok(Exec {
         name: Box::leak(name.to_string().into_boxed_str()),
         about: Box::leak(about.into_boxed_str()),
@@ -134,7 +137,9 @@ mod tests {
     fn a_name_that_is_not_an_exec_lock_says_why() {
         assert!(find("exec:redis").unwrap_err().contains("names no command"));
         assert!(find("exec:rslock:x").unwrap_err().contains("one of redis"));
-        assert!(find("exec:redis:'open").unwrap_err().contains("cannot be split"));
+        assert!(find("exec:redis:'open")
+            .unwrap_err()
+            .contains("cannot be split"));
         assert!(find("exec:redis:  ").unwrap_err().contains("empty command"));
     }
 }
