@@ -134,12 +134,37 @@ mod tests {
     }
 
     #[test]
+    fn a_store_folder_name_is_one_safe_component() {
+        let entry = find("exec:redis:/usr/bin/python3 'my client.py'").unwrap();
+        let name = super::super::store_name(entry);
+        assert!(name.starts_with("exec_redis__usr_bin_python3"), "{name}");
+        assert!(
+            name.len() <= 49 && !name.contains('/') && !name.contains(' '),
+            "{name}"
+        );
+        assert_eq!(
+            super::super::store_name(&super::super::redis::Redis),
+            "redis"
+        );
+    }
+
+    #[test]
     fn a_name_that_is_not_an_exec_lock_says_why() {
-        assert!(find("exec:redis").unwrap_err().contains("names no command"));
-        assert!(find("exec:rslock:x").unwrap_err().contains("one of redis"));
+        assert!(find("exec:redis")
+            .err()
+            .unwrap()
+            .contains("names no command"));
+        assert!(find("exec:rslock:x")
+            .err()
+            .unwrap()
+            .contains("one of redis"));
         assert!(find("exec:redis:'open")
-            .unwrap_err()
+            .err()
+            .unwrap()
             .contains("cannot be split"));
-        assert!(find("exec:redis:  ").unwrap_err().contains("empty command"));
+        assert!(find("exec:redis:  ")
+            .err()
+            .unwrap()
+            .contains("empty command"));
     }
 }
