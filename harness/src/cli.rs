@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub use crate::firewall::PartitionMode;
@@ -44,13 +44,59 @@ pub enum Command {
     Resource(ResourceArgs),
 }
 
-/// The `--lock` values: every lock in the catalogue, with its one-line description.
-fn lock_values() -> PossibleValuesParser {
-    PossibleValuesParser::new(
-        crate::locks::LOCKS
-            .iter()
-            .map(|l| PossibleValue::new(l.name()).help(l.about())),
-    )
+/// The `--lock` values: every lock in the catalogue, with its one-line description, and
+/// `exec:<service>:<command>`, the user's own client program over a built-in lock's servers.
+fn lock_values() -> LockValues {
+    LockValues
+}
+
+#[derive(Clone)]
+struct LockValues;
+
+impl LockValues {
+    fn built_in() -> PossibleValuesParser {
+        PossibleValuesParser::new(
+            crate::locks::LOCKS
+                .iter()
+                .map(|l| PossibleValue::new(l.name()).help(l.about())),
+        )
+    }
+}
+
+impl TypedValueParser for LockValues {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let text = value.to_string_lossy();
+        if !text.starts_with(crate::locks::exec::PREFIX) {
+            return Self::built_in().parse_ref(cmd, arg, value);
+        }
+        match crate::locks::exec::find(&text) {
+            Ok(_) => Ok(text.into_owned()),
+            Err(why) => Err(clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value '{text}' for '--lock <LOCK>': {why}\n"),
+            )
+            .with_cmd(cmd)),
+        }
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let exec = PossibleValue::new("exec:<service>:<command>").help(
+            "Your own client program (workloads/PROTOCOL.md) over the servers of redis, \
+             redlock, etcd or zookeeper.",
+        );
+        let built_in: Vec<PossibleValue> = Self::built_in()
+            .possible_values()
+            .map(|values| values.collect())
+            .unwrap_or_default();
+        Some(Box::new(built_in.into_iter().chain(std::iter::once(exec))))
+    }
 }
 
 /// The `--nemesis` values: `none` and every nemesis in the catalogue.

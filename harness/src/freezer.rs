@@ -9,7 +9,7 @@ use nix::unistd::Pid;
 
 /// Stops `pid` and waits (briefly) until the kernel reports it stopped. Returns whether it did.
 pub fn freeze(pid: Pid) -> Result<bool> {
-    kill(pid, Signal::SIGSTOP).with_context(|| format!("cannot SIGSTOP {pid}"))?;
+    signal_group(pid, Signal::SIGSTOP).with_context(|| format!("cannot SIGSTOP {pid}"))?;
     let deadline = Instant::now() + Duration::from_millis(200);
     while Instant::now() < deadline {
         if state(pid) == Some('T') {
@@ -22,9 +22,20 @@ pub fn freeze(pid: Pid) -> Result<bool> {
 
 /// Resumes `pid`. A process that has already exited needs no resuming.
 pub fn thaw(pid: Pid) -> Result<()> {
-    match kill(pid, Signal::SIGCONT) {
+    match signal_group(pid, Signal::SIGCONT) {
         Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
         Err(e) => Err(e).with_context(|| format!("cannot SIGCONT {pid}")),
+    }
+}
+
+/// Signals `pid`'s whole process group when it leads one, else `pid` alone. Every process
+/// lockpick starts leads its own group, which holds what it starts in turn (a client program
+/// that `--lock exec:...` runs): a pause must freeze those, with their background threads, too.
+fn signal_group(pid: Pid, signal: Signal) -> nix::Result<()> {
+    if nix::unistd::getpgid(Some(pid)) == Ok(pid) {
+        nix::sys::signal::killpg(pid, signal)
+    } else {
+        kill(pid, signal)
     }
 }
 

@@ -10,6 +10,8 @@ pub mod clock;
 pub mod error;
 pub mod etcd_gateway;
 pub mod etcd_lock;
+pub mod exec_client;
+pub mod exec_session;
 pub mod lease;
 pub mod lock_client;
 pub mod recorder;

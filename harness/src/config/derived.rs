@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::{names, schedule_check, RunConfig};
 use crate::bad_input::bad;
 use crate::cli::RunArgs;
+use crate::locks;
 use crate::nemesis::window::Shape;
 use crate::nemesis::{FaultKnobs, Needs, Nemesis};
 use crate::schedule::{Plan, Schedule};
@@ -110,18 +111,14 @@ impl RunConfig {
     /// a file name: it becomes their count and a short hash of the list.
     pub fn name(&self) -> String {
         let nemesis = self.nemesis_name();
+        let lock = locks::store_name(self.lock);
         if nemesis.len() <= 80 {
-            return format!("{}-{nemesis}", self.lock.name());
+            return format!("{lock}-{nemesis}");
         }
         // FNV-1a: stable across runs and builds, unlike the standard library's hasher.
         let hash = nemesis.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
         });
-        format!(
-            "{}-{}-nemeses-{:08x}",
-            self.lock.name(),
-            self.nemeses.len(),
-            hash as u32
-        )
+        format!("{lock}-{}-nemeses-{:08x}", self.nemeses.len(), hash as u32)
     }
 }

@@ -8,6 +8,7 @@
 //! [`LOCKS`] (plus its `mod`); its service in `service/` if it runs on servers not yet known.
 
 mod etcd;
+pub mod exec;
 mod redis;
 mod redlock;
 mod rslock;
@@ -29,9 +30,34 @@ pub static LOCKS: &[&dyn Lock] = &[
     &zookeeper::Zookeeper,
 ];
 
-/// Finds a lock by its name.
+/// Finds a lock by its name: a built-in one, or `exec:<service>:<command>` (see [`exec`]).
 pub fn find(name: &str) -> Option<&'static dyn Lock> {
+    if name.starts_with(exec::PREFIX) {
+        return exec::find(name).ok().map(|e| e as &'static dyn Lock);
+    }
     LOCKS.iter().copied().find(|lock| lock.name() == name)
+}
+
+/// A lock's name as a store folder's name: an exec lock's command holds spaces and slashes, so
+/// every other character becomes `_`, and a long one is cut and ends in a hash of the whole.
+pub fn store_name(lock: &dyn Lock) -> String {
+    let name = lock.name();
+    let safe: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
+            _ => '_',
+        })
+        .collect();
+    if safe == name && name.len() <= 48 {
+        return safe;
+    }
+    // FNV-1a: stable across runs and builds.
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    let cut: String = safe.chars().take(40).collect();
+    format!("{cut}-{:08x}", hash as u32)
 }
 
 /// The names of every lock, for `--help` and error messages.

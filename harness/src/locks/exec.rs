@@ -1,0 +1,170 @@
+//! `exec:<service>:<command>`: the servers of a built-in lock, taken by the user's own program
+//! (a thin adapter over the library their service ships) speaking `workloads/PROTOCOL.md`.
+//! Everything about the servers (their count, their clocks, their leases' slack) is the
+//! built-in lock's; the token is whatever the program reports.
+//!
+//! The catalogue holds `&'static dyn Lock`, so an entry is made when its name is first looked
+//! up and kept for the life of the process (one per distinct name).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use lockpick_workloads::client_spec::ClientSpec;
+use lockpick_workloads::exec_client::ExecClient;
+use lockpick_workloads::LockClient;
+
+use super::{boxed, Capabilities, Lock, Support};
+use crate::service::LockService;
+
+pub const PREFIX: &str = "exec:";
+
+/// The services an exec lock can run: the built-in locks whose servers a library can talk to.
+const SERVICES: &[&str] = &["redis", "redlock", "etcd", "zookeeper"];
+
+pub struct Exec {
+    name: &'static str,
+    about: &'static str,
+    service: &'static dyn Lock,
+    program: Vec<String>,
+}
+
+/// Every exec entry made so far, so that looking a name up twice gives the same entry.
+static MADE: Mutex<Vec<&'static Exec>> = Mutex::new(Vec::new());
+
+/// The entry for `name` (`exec:redis:python3 client.py`), made on first use.
+pub fn find(name: &str) -> Result<&'static Exec, String> {
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(entry) = made.iter().find(|e| e.name == name) {
+        return Ok(entry);
+    }
+    let entry: &'static Exec = Box::leak(Box::new(parse(name)?));
+    made.push(entry);
+    Ok(entry)
+}
+
+/// Reads `exec:<service>:<command>`, with the reason when it is not one.
+fn parse(name: &str) -> Result<Exec, String> {
+    let rest = name
+        .strip_prefix(PREFIX)
+        .ok_or_else(|| format!("an exec lock is written {PREFIX}<service>:<command>"))?;
+    let (service, command) = rest.split_once(':').ok_or_else(|| {
+        format!("{name} names no command: write {PREFIX}<service>:<command>, as exec:redis:python3 client.py")
+    })?;
+    if !SERVICES.contains(&service) {
+        return Err(format!(
+            "{service:?} is not a service an exec lock can use: one of {}",
+            SERVICES.join(", ")
+        ));
+    }
+    let service = super::LOCKS
+        .iter()
+        .copied()
+        .find(|l| l.name() == service)
+        .expect("every exec service is a built-in lock");
+    let program = shell_words::split(command)
+        .map_err(|e| format!("the command {command:?} cannot be split into words: {e}"))?;
+    if program.is_empty() {
+        return Err(format!("{name} has an empty command"));
+    }
+    let about = format!(
+        "Your program `{command}` over the servers of {}",
+        service.name()
+    );
+    Ok(Exec {
+        name: Box::leak(name.to_string().into_boxed_str()),
+        about: Box::leak(about.into_boxed_str()),
+        service,
+        program,
+    })
+}
+
+impl Lock for Exec {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        let servers = self.service.capabilities();
+        Capabilities {
+            token: "the token the client program reports",
+            names_granting_servers: Support::No(
+                "a client program does not say which servers granted its lock",
+            ),
+            client_clock: Support::No(
+                "a client program's own clock is not moved by skew-clients (it does not read \
+                 lockpick's skew file)",
+            ),
+            ..servers
+        }
+    }
+
+    fn service(&self) -> Box<dyn LockService> {
+        self.service.service()
+    }
+
+    fn check_ttl(&self, ttl: Duration) -> Result<(), String> {
+        self.service.check_ttl(ttl)
+    }
+
+    fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
+        self.service.lease_silence(ttl)
+    }
+
+    fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
+        Ok(boxed(ExecClient::new(self.program.clone(), spec)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_gives_its_service_and_its_words() {
+        let entry = find("exec:etcd:./client --flag 'two words'").unwrap();
+        assert_eq!(entry.service.name(), "etcd");
+        assert_eq!(entry.program, ["./client", "--flag", "two words"]);
+        assert_eq!(entry.capabilities().servers, 3);
+        let again = find("exec:etcd:./client --flag 'two words'").unwrap();
+        assert!(std::ptr::eq(entry, again), "one entry per name");
+    }
+
+    #[test]
+    fn a_store_folder_name_is_one_safe_component() {
+        let entry = find("exec:redis:/usr/bin/python3 'my client.py'").unwrap();
+        let name = super::super::store_name(entry);
+        assert!(name.starts_with("exec_redis__usr_bin_python3"), "{name}");
+        assert!(
+            name.len() <= 49 && !name.contains('/') && !name.contains(' '),
+            "{name}"
+        );
+        assert_eq!(
+            super::super::store_name(&super::super::redis::Redis),
+            "redis"
+        );
+    }
+
+    #[test]
+    fn a_name_that_is_not_an_exec_lock_says_why() {
+        assert!(find("exec:redis")
+            .err()
+            .unwrap()
+            .contains("names no command"));
+        assert!(find("exec:rslock:x")
+            .err()
+            .unwrap()
+            .contains("one of redis"));
+        assert!(find("exec:redis:'open")
+            .err()
+            .unwrap()
+            .contains("cannot be split"));
+        assert!(find("exec:redis:  ")
+            .err()
+            .unwrap()
+            .contains("empty command"));
+    }
+}

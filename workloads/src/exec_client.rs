@@ -1,0 +1,263 @@
+//! A lock client that is someone else's program (`--lock exec:<service>:<command>`): a thin
+//! adapter over a real library (redis-py, kazoo, etcd's Go client...) that speaks the JSON-lines
+//! protocol of `workloads/PROTOCOL.md`. The worker loop, the resource accesses and the history
+//! stay here, so every nemesis and checker applies unchanged.
+//!
+//! The program runs as a child of the `lockpick client` process, in its node and process group.
+//! Whatever it does, each call returns by its deadline: a program that breaks the protocol is
+//! killed, its operation recorded as `info` (it may have taken effect), one line says why in the
+//! client's log, and the next operation starts the program afresh.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::client_spec::ClientSpec;
+use crate::clock::RunClock;
+use crate::exec_session::{Answer, Breakage, Session, Verdict, PROTOCOL_VERSION};
+use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
+use crate::lock_client::{Grant, LockClient, Outcome};
+
+/// How long a program may take to start and say hello: interpreters and JVM-free runtimes
+/// start well within it, and a run's clients start before its faults.
+const HELLO_WITHIN: Duration = Duration::from_secs(10);
+
+/// How long a program may take to exit after its stdin closes.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Why a request got no answer.
+enum NoAnswer {
+    /// The program could not be started: the request was never sent.
+    NotSent(String),
+    /// The program broke the protocol after the request was sent: it may have taken effect.
+    Lost(String),
+    /// The program that held the lock is gone (it broke during an `extend`).
+    Gone,
+}
+
+pub struct ExecClient {
+    program: Vec<String>,
+    env: Vec<(String, String)>,
+    ttl: Duration,
+    timeout: Duration,
+    clock: RunClock,
+    shared: Arc<Mutex<Shared>>,
+    watchdog: Option<Watchdog>,
+}
+
+/// The running program (if any), shared with the watchdog that sends `extend`.
+struct Shared {
+    process: u64,
+    session: Option<Session>,
+    /// How many times each kind of breakage happened; only the first of each is logged.
+    breakages: BTreeMap<&'static str, u64>,
+}
+
+impl Shared {
+    /// Kills the program and says why, once per kind of breakage.
+    fn broke(&mut self, program: &str, breakage: &Breakage, during: &str) -> String {
+        if let Some(session) = self.session.take() {
+            session.kill();
+        }
+        let message = format!("the client program `{program}` {breakage} during {during}");
+        let count = self.breakages.entry(breakage.kind()).or_insert(0);
+        *count += 1;
+        if *count == 1 {
+            eprintln!(
+                "lockpick client {}: {message}; recorded as info, the program is restarted for \
+                 the next operation (see workloads/PROTOCOL.md)",
+                self.process
+            );
+        }
+        message
+    }
+}
+
+impl ExecClient {
+    /// A client that runs `program` (already split into words) for the process `spec`
+    /// describes. The program starts with the first operation.
+    pub fn new(program: Vec<String>, spec: &ClientSpec) -> ExecClient {
+        let env = vec![
+            ("LOCKPICK_PROTOCOL".into(), PROTOCOL_VERSION.to_string()),
+            ("LOCKPICK_SERVERS".into(), spec.nodes.join(",")),
+            ("LOCKPICK_TTL_MS".into(), spec.ttl_ms.to_string()),
+            (
+                "LOCKPICK_OP_TIMEOUT_MS".into(),
+                spec.op_timeout_ms.to_string(),
+            ),
+            ("LOCKPICK_CLIENT".into(), spec.process.to_string()),
+            ("LOCKPICK_KEY".into(), spec.key.clone()),
+        ];
+        ExecClient {
+            program,
+            env,
+            ttl: spec.ttl(),
+            timeout: spec.op_timeout(),
+            clock: spec.run_clock(),
+            shared: Arc::new(Mutex::new(Shared {
+                process: spec.process,
+                session: None,
+                breakages: BTreeMap::new(),
+            })),
+            watchdog: None,
+        }
+    }
+
+    fn shown(&self) -> String {
+        self.program.join(" ")
+    }
+
+    /// Sends one request and waits up to `bound` for its answer, starting the program first
+    /// (and waiting for its hello apart) if it is not running and `start` says so.
+    fn exchange(
+        &self,
+        op: &str,
+        fields: Value,
+        bound: Duration,
+        start: bool,
+    ) -> Result<Answer, NoAnswer> {
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        if shared.session.is_none() {
+            if !start {
+                return Err(NoAnswer::Gone);
+            }
+            match Session::start(&self.program, &self.env, HELLO_WITHIN) {
+                Ok(session) => shared.session = Some(session),
+                Err(breakage) => {
+                    let message = shared.broke(&self.shown(), &breakage, "its start");
+                    return Err(NoAnswer::NotSent(format!("{message}: nothing was sent")));
+                }
+            }
+        }
+        let session = shared.session.as_mut().expect("started above");
+        session
+            .request(op, fields, bound)
+            .map_err(|breakage| NoAnswer::Lost(shared.broke(&self.shown(), &breakage, op)))
+    }
+
+    /// The lease an answer describes, for a request sent at `invoke` and answered at
+    /// `completion`: without `valid_ms` nothing beyond the request is promised, and without
+    /// `expires_ms` the lease has no known end.
+    fn lease(answer: &Answer, invoke: u64, completion: u64) -> Lease {
+        Lease {
+            live_until: invoke + answer.valid_ms.unwrap_or(0) * 1_000_000,
+            expires_by: answer.expires_ms.map(|ms| completion + ms * 1_000_000),
+        }
+    }
+
+    fn start_watchdog(&mut self, lease: Lease, on_renewal: OnRenewal) {
+        let (shared, clock, timeout) = (Arc::clone(&self.shared), self.clock, self.timeout);
+        let shown = self.shown();
+        let renew = move || {
+            let mut shared = shared.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(session) = shared.session.as_mut() else {
+                return Renewed::GaveUp;
+            };
+            let invoke = clock.now();
+            match session.request("extend", json!({}), timeout) {
+                Ok(answer) => match answer.result {
+                    Verdict::Ok => Renewed::Extended(Self::lease(&answer, invoke, clock.now())),
+                    Verdict::Fail => Renewed::Lost,
+                    Verdict::Unknown => Renewed::Unknown,
+                },
+                Err(breakage) => {
+                    shared.broke(&shown, &breakage, "extend");
+                    Renewed::GaveUp
+                }
+            }
+        };
+        let period = self.ttl / 3;
+        self.watchdog = Some(Watchdog::start(lease, period, period, on_renewal, renew));
+    }
+}
+
+impl LockClient for ExecClient {
+    fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
+        let invoke = self.clock.now();
+        // The program may wait `wait` for the lock, then has the op timeout to answer.
+        let fields = json!({ "wait_ms": wait.as_millis() as u64 });
+        let answer = match self.exchange("acquire", fields, wait + self.timeout, true) {
+            Ok(answer) => answer,
+            Err(NoAnswer::Lost(why)) => return Outcome::Info(why),
+            Err(NoAnswer::NotSent(why)) => {
+                // Nothing runs to be asked: wait as an attempt would, rather than spin.
+                std::thread::sleep(wait);
+                return Outcome::Fail(why);
+            }
+            Err(NoAnswer::Gone) => unreachable!("an acquire starts the program"),
+        };
+        let error = answer.error.clone();
+        match answer.result {
+            Verdict::Ok => {
+                let lease = Self::lease(&answer, invoke, self.clock.now());
+                let extends = {
+                    let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+                    shared.session.as_ref().is_some_and(|s| s.extends)
+                };
+                if extends {
+                    self.start_watchdog(lease, on_renewal);
+                }
+                Outcome::Ok(Grant {
+                    token: answer.token,
+                    handle: answer.id.to_string(),
+                    granted_by: Vec::new(),
+                    lease,
+                    granted_after: None,
+                })
+            }
+            Verdict::Fail => Outcome::Fail(error.unwrap_or_else(|| "not granted".to_string())),
+            Verdict::Unknown => {
+                Outcome::Info(error.unwrap_or_else(|| "the program does not know".to_string()))
+            }
+        }
+    }
+
+    fn release(&mut self, _grant: &Grant) -> Outcome<()> {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stop();
+        }
+        match self.exchange("release", json!({}), self.timeout, false) {
+            Ok(answer) => match answer.result {
+                Verdict::Ok => Outcome::Ok(()),
+                Verdict::Fail => Outcome::Fail(
+                    answer
+                        .error
+                        .unwrap_or_else(|| "the lock was no longer ours".to_string()),
+                ),
+                Verdict::Unknown => Outcome::Info(
+                    answer
+                        .error
+                        .unwrap_or_else(|| "the program does not know".to_string()),
+                ),
+            },
+            Err(NoAnswer::Lost(why)) | Err(NoAnswer::NotSent(why)) => Outcome::Info(why),
+            // A fresh program would hold nothing: the one that held the lock is gone, and
+            // whether its lease has ended is not known.
+            Err(NoAnswer::Gone) => Outcome::Info(
+                "the client program that held the lock broke while extending it".to_string(),
+            ),
+        }
+    }
+}
+
+impl Drop for ExecClient {
+    fn drop(&mut self) {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stop();
+        }
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(session) = shared.session.take() {
+            session.finish(EXIT_GRACE);
+        }
+        let repeats: u64 = shared.breakages.values().map(|n| n - 1).sum();
+        if repeats > 0 {
+            eprintln!(
+                "lockpick client {}: the client program broke the protocol {repeats} more \
+                 time(s) after the lines above",
+                shared.process
+            );
+        }
+    }
+}
