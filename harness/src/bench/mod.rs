@@ -47,12 +47,12 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 .ok_or_else(|| bad("--history is needed"))?;
             return checker::measure_in_child(history, args.what == Some(BenchKind::MeasureParse));
         }
-        Some(BenchKind::Startup | BenchKind::Violations) | None => {
-            if !nix::unistd::geteuid().is_root() {
-                return Err(bad(
-                    "lockpick bench needs root for its real runs: they create network namespaces",
-                ));
-            }
+        Some(BenchKind::Startup | BenchKind::Violations) | None
+            if !nix::unistd::geteuid().is_root() =>
+        {
+            return Err(bad(
+                "lockpick bench needs root for its real runs: they create network namespaces",
+            ));
         }
         _ => {}
     }

@@ -47,7 +47,7 @@ pub fn startup(rounds: u32, logs: &std::path::Path) -> Result<Vec<StartupRow>> {
         let s = Duration::as_secs_f64;
         rows.push(StartupRow {
             service: service_name(lock),
-            nodes: lock.capabilities().servers as usize,
+            nodes: lock.capabilities().servers,
             min_seconds: s(&times[0]),
             median_seconds: s(&times[times.len() / 2]),
             max_seconds: s(&times[times.len() - 1]),
