@@ -14,6 +14,8 @@ use std::io::BufRead;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::record::Record;
+
 /// Who performed an operation: a numbered client, or a named actor of the harness.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -200,30 +202,63 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
-    fn next_op(&mut self) -> Result<Option<(usize, Op)>, Malformed> {
+    /// Reads up to the next line that is not blank and gives its number; `None` at the end of
+    /// input. The line is left in `self.buffer`.
+    fn next_line(&mut self) -> Result<Option<usize>, Malformed> {
         loop {
             if !self.read_line()? {
                 return Ok(None);
             }
-            let number = self.line;
-            let text = std::str::from_utf8(&self.buffer)
-                .map_err(|_| Malformed::at(number, "not valid UTF-8"))?
-                .trim();
-            if text.is_empty() {
-                continue;
+            if !self.buffer.iter().all(u8::is_ascii_whitespace) {
+                return Ok(Some(self.line));
             }
-            let op: Op = serde_json::from_str(text)
-                .map_err(|e| Malformed::at(number, format!("not a history operation: {e}")))?;
-            if op.index != self.operations {
-                return Err(Malformed::at(
-                    number,
-                    format!("index {} where {} was expected", op.index, self.operations),
-                ));
-            }
-            self.operations += 1;
-            return Ok(Some((number, op)));
         }
     }
+
+    fn next_op(&mut self) -> Result<Option<(usize, Op)>, Malformed> {
+        let Some(number) = self.next_line()? else {
+            return Ok(None);
+        };
+        let op: Op = serde_json::from_str(text_of(&self.buffer, number)?)
+            .map_err(|e| not_an_operation(number, e))?;
+        count(&mut self.operations, number, op.index)?;
+        Ok(Some((number, op)))
+    }
+
+    /// The next operation decoded in place, borrowing from the reader's line buffer: the
+    /// streaming checker's way through a history, which keeps nothing of a line it has read.
+    /// After an error the history is over for the caller (the error says where it broke).
+    pub fn next_record(&mut self) -> Result<Option<(usize, Record<'_>)>, Malformed> {
+        let Some(number) = self.next_line()? else {
+            return Ok(None);
+        };
+        let record = Record::parse(text_of(&self.buffer, number)?)
+            .map_err(|e| not_an_operation(number, e))?;
+        count(&mut self.operations, number, record.index)?;
+        Ok(Some((number, record)))
+    }
+}
+
+fn text_of(buffer: &[u8], number: usize) -> Result<&str, Malformed> {
+    std::str::from_utf8(buffer)
+        .map(str::trim)
+        .map_err(|_| Malformed::at(number, "not valid UTF-8"))
+}
+
+/// Checks that `index` is the next one expected, and counts it.
+fn count(operations: &mut u64, number: usize, index: u64) -> Result<(), Malformed> {
+    if index != *operations {
+        return Err(Malformed::at(
+            number,
+            format!("index {index} where {operations} was expected"),
+        ));
+    }
+    *operations += 1;
+    Ok(())
+}
+
+fn not_an_operation(number: usize, e: serde_json::Error) -> Malformed {
+    Malformed::at(number, format!("not a history operation: {e}"))
 }
 
 impl<R: BufRead> Iterator for Lines<R> {
@@ -244,11 +279,6 @@ pub fn read_history(reader: impl BufRead) -> Result<Vec<Op>, Malformed> {
     Lines::new(reader)
         .map(|line| line.map(|(_, op)| op))
         .collect()
-}
-
-/// Line number (1-based) of an operation in a history written one op per line from index 0.
-pub(crate) fn line_of(op: &Op) -> usize {
-    op.index as usize + 1
 }
 
 #[cfg(test)]

@@ -10,9 +10,10 @@ use std::sync::mpsc::Sender;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use lockpick_checkers::Op;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+
+use crate::history_log::Received;
 
 /// What a spawned process is, for targeting faults and ordering shutdown.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,14 +151,17 @@ impl Drop for Children {
 pub enum Event {
     /// A process's stream began.
     Opened(Role),
-    Op(Op),
+    /// A line that is an operation, decoded only as far as the controller needs.
+    Line(Received),
     /// A line that is not an operation (a bug in whoever wrote it).
     Garbage(Role, String),
     /// The stream ended: the process exited or closed its output.
     Closed(Role),
 }
 
-/// Reads operations, one JSON line each, from a child's output until it closes.
+/// Reads operations, one JSON line each, from a child's output until it closes. Each reader
+/// thread decodes its own lines' heads, so that work is spread over the children's streams
+/// and the controller only writes them out.
 pub fn read_ops(role: Role, output: impl Read + Send + 'static, events: Sender<Event>) {
     thread::spawn(move || {
         if events.send(Event::Opened(role.clone())).is_err() {
@@ -165,9 +169,9 @@ pub fn read_ops(role: Role, output: impl Read + Send + 'static, events: Sender<E
         }
         for line in BufReader::new(output).lines() {
             let Ok(line) = line else { break };
-            let event = match serde_json::from_str::<Op>(&line) {
-                Ok(op) => Event::Op(op),
-                Err(_) => Event::Garbage(role.clone(), line),
+            let event = match Received::parse(line) {
+                Ok(received) => Event::Line(received),
+                Err((line, _)) => Event::Garbage(role.clone(), line),
             };
             if events.send(event).is_err() {
                 return;

@@ -34,7 +34,7 @@ pub enum Command {
     Clean(CleanArgs),
     /// Write a stored run's report.html and junit.xml again.
     Report(ReportArgs),
-    /// Benchmarks: `lockpick bench startup` times each lock service's start on fresh nodes.
+    /// Benchmarks: checker, report, controller, service start-up, time to first violation.
     Bench(BenchArgs),
     /// (internal) One client process: the worker loop against one lock.
     #[command(hide = true)]
@@ -339,18 +339,44 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// What to measure.
+    /// What to measure [default: everything].
     #[arg(value_enum)]
-    pub what: BenchKind,
-    /// How many times to start each service.
-    #[arg(long, default_value_t = 3)]
-    pub rounds: u32,
+    pub what: Option<BenchKind>,
+    /// Small sizes, one round, two seeds and short runs: under a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// How many times to start each service [default: 3; 1 with --quick].
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// Seeds per lock and nemesis for time to first violation [default: 10; 2 with --quick].
+    #[arg(long)]
+    pub seeds: Option<u64>,
+    /// Also write the figures as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// (internal) The history a measuring child reads.
+    #[arg(long, hide = true)]
+    pub history: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BenchKind {
+    /// Checker throughput and peak memory, against the parsing limit, 10^4 to 10^7 lines.
+    Checker,
+    /// Report size and time.
+    Report,
+    /// The controller's CPU per recorded line.
+    Controller,
     /// Time until 5 Redis, 3 etcd and 3 ZooKeeper nodes are ready.
     Startup,
+    /// Time to first violation, pause-holder against pause-node, on Redis and Redlock.
+    Violations,
+    /// (internal) Check one history and report time and peak memory.
+    #[value(hide = true)]
+    MeasureCheck,
+    /// (internal) Only parse one history, the parsing limit.
+    #[value(hide = true)]
+    MeasureParse,
 }
 
 #[derive(Args, Debug)]

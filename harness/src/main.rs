@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Parser;
 
-use lockpick::cli::{self, CheckArgs, Cli, Command};
+use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
 use lockpick::{bench, clean, client, compare, report, resource, run, store, summary};
 
@@ -81,9 +81,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Command::Bench(args) => {
-            match args.what {
-                cli::BenchKind::Startup => bench::startup(&args)?,
-            }
+            bench::bench(&args)?;
             Ok(0)
         }
         Command::Client(args) => {

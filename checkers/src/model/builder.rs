@@ -1,17 +1,20 @@
 //! Builds the model one operation at a time, so a history can be judged while it is read,
 //! keeping only what the checkers need rather than every line.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Access, AccessKind, FaultWindow, FinalState, Hold, Lease, Model};
-use crate::history::{line_of, Malformed, Op, OpType, Process, F};
+use crate::history::{Malformed, Op, OpType, Process, F};
+use crate::record::{Record, Who};
 
 #[derive(Deserialize)]
-struct ClientValue {
-    acquisition: String,
+struct ClientValue<'a> {
+    #[serde(borrow)]
+    acquisition: Cow<'a, str>,
     #[serde(default)]
     token: Option<u64>,
     #[serde(default)]
@@ -21,16 +24,18 @@ struct ClientValue {
 }
 
 #[derive(Deserialize)]
-struct RenewValue {
-    acquisition: String,
+struct RenewValue<'a> {
+    #[serde(borrow)]
+    acquisition: Cow<'a, str>,
     lease: Lease,
 }
 
 #[derive(Deserialize)]
-struct AccessValue {
+struct AccessValue<'a> {
     seq: u64,
     process: u64,
-    acquisition: String,
+    #[serde(borrow)]
+    acquisition: Cow<'a, str>,
     #[serde(default)]
     token: Option<u64>,
     op: AccessKind,
@@ -50,21 +55,36 @@ struct FaultValue {
     effective: Option<bool>,
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(op: &Op) -> Result<T, Malformed> {
-    T::deserialize(&op.value).map_err(|e| {
+fn parse<'a, T: Deserialize<'a>>(op: &Record<'a>) -> Result<T, Malformed> {
+    op.value.decode().map_err(|e| {
         Malformed::at(
-            line_of(op),
+            op.line(),
             format!("bad value for {:?} {:?}: {e}", op.kind, op.f),
         )
     })
 }
 
-/// A client's open invocation: its completion must match it.
+/// A client's open invocation: its completion must match it. Each client keeps its entry
+/// (`open` false between operations) so that the acquisition's text is copied into a buffer
+/// that lives as long as the client, not allocated once per operation.
 struct Pending {
+    open: bool,
     f: F,
     acquisition: String,
     time: u64,
     index: u64,
+}
+
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending {
+            open: false,
+            f: F::Acquire,
+            acquisition: String::new(),
+            time: 0,
+            index: 0,
+        }
+    }
 }
 
 /// Takes a history's operations in order and builds its model.
@@ -89,14 +109,19 @@ pub fn build(ops: &[Op]) -> Result<Model, Malformed> {
 impl Builder {
     /// Adds the next operation of the history.
     pub fn push(&mut self, op: &Op) -> Result<(), Malformed> {
+        self.push_record(&Record::of_op(op))
+    }
+
+    /// Adds the next line of the history, decoded in place.
+    pub fn push_record(&mut self, op: &Record<'_>) -> Result<(), Malformed> {
         self.model.operations += 1;
         self.model.end = self.model.end.max(op.time);
         match &op.process {
-            Process::Client(p) => {
+            Who::Client(p) => {
                 self.last_event.insert(*p, (op.time, op.index));
                 self.client_op(op, *p)
             }
-            Process::Named(name) => self.named_op(op, name),
+            Who::Named(name) => self.named_op(op, name),
         }
     }
 
@@ -114,7 +139,11 @@ impl Builder {
             hold.end = time;
             hold.end_index = index;
         }
-        let mut incomplete: Vec<u64> = pending.values().map(|op| op.index).collect();
+        let mut incomplete: Vec<u64> = pending
+            .values()
+            .filter(|op| op.open)
+            .map(|op| op.index)
+            .collect();
         incomplete.sort_unstable();
         model.incomplete = incomplete;
         model.accesses.sort_by_key(|a| a.seq);
@@ -141,15 +170,15 @@ impl Builder {
         Ok(model)
     }
 
-    fn end_hold(&mut self, i: usize, op: &Op, released: bool) {
+    fn end_hold(&mut self, i: usize, op: &Record<'_>, released: bool) {
         let hold = &mut self.model.holds[i];
         hold.end = op.time;
         hold.end_index = op.index;
         hold.released |= released;
     }
 
-    fn client_op(&mut self, op: &Op, p: u64) -> Result<(), Malformed> {
-        let line = line_of(op);
+    fn client_op(&mut self, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
+        let line = op.line();
         if op.f == F::Renew {
             return self.renew(op, p);
         }
@@ -161,7 +190,7 @@ impl Builder {
         }
         let value: ClientValue = parse(op)?;
         if op.kind == OpType::Invoke {
-            if let Some(open) = self.pending.get(&p) {
+            if let Some(open) = self.pending.get(&p).filter(|open| open.open) {
                 return Err(Malformed::at(
                     line,
                     format!(
@@ -178,7 +207,7 @@ impl Builder {
                     }
                 }
                 F::Release => {
-                    let Some(&i) = self.model.hold_index.get(&value.acquisition) else {
+                    let Some(&i) = self.model.hold_index.get(&*value.acquisition) else {
                         return Err(Malformed::at(
                             line,
                             format!(
@@ -194,49 +223,52 @@ impl Builder {
                 }
                 _ => {}
             }
-            let pending = Pending {
-                f: op.f,
-                acquisition: value.acquisition,
-                time: op.time,
-                index: op.index,
-            };
-            self.pending.insert(p, pending);
+            let pending = self.pending.entry(p).or_default();
+            pending.open = true;
+            pending.f = op.f;
+            pending.acquisition.clear();
+            pending.acquisition.push_str(&value.acquisition);
+            pending.time = op.time;
+            pending.index = op.index;
             return Ok(());
         }
 
-        let Some(invoke) = self.pending.remove(&p) else {
+        let Some(invoke) = self.pending.get_mut(&p).filter(|open| open.open) else {
             return Err(Malformed::at(
                 line,
                 format!("client {p} completed an operation it never invoked"),
             ));
         };
-        if invoke.f != op.f || invoke.acquisition != value.acquisition {
+        invoke.open = false;
+        let (invoked_f, invoked_at, invoked_index) = (invoke.f, invoke.time, invoke.index);
+        if invoked_f != op.f || invoke.acquisition != value.acquisition {
             return Err(Malformed::at(
                 line,
                 format!(
                     "completion {:?} of acquisition {} does not match the invoke at line {}",
                     op.f,
                     value.acquisition,
-                    line_of_index(invoke.index)
+                    line_of_index(invoked_index)
                 ),
             ));
         }
         if op.f == F::Acquire && op.kind == OpType::Ok {
-            if self.model.hold_index.contains_key(&value.acquisition) {
+            if self.model.hold_index.contains_key(&*value.acquisition) {
                 return Err(Malformed::at(
                     line,
                     format!("acquisition {} granted twice", value.acquisition),
                 ));
             }
             let i = self.model.holds.len();
-            self.model.hold_index.insert(value.acquisition.clone(), i);
+            let acquisition = value.acquisition.into_owned();
+            self.model.hold_index.insert(acquisition.clone(), i);
             self.holding.insert(p, i);
             self.model.holds.push(Hold {
-                acquisition: value.acquisition,
+                acquisition,
                 process: p,
                 token: value.token,
-                invoked: invoke.time,
-                granted_after: value.granted_after.unwrap_or(0).max(invoke.time),
+                invoked: invoked_at,
+                granted_after: value.granted_after.unwrap_or(0).max(invoked_at),
                 start: op.time,
                 end: op.time,
                 released: false,
@@ -251,8 +283,8 @@ impl Builder {
     }
 
     /// A background renewal of a lease: it moves the bounds of the acquisition's lease.
-    fn renew(&mut self, op: &Op, p: u64) -> Result<(), Malformed> {
-        let line = line_of(op);
+    fn renew(&mut self, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
+        let line = op.line();
         if op.kind != OpType::Ok {
             return Err(Malformed::at(
                 line,
@@ -260,7 +292,7 @@ impl Builder {
             ));
         }
         let value: RenewValue = parse(op)?;
-        let hold = match self.model.hold_index.get(&value.acquisition) {
+        let hold = match self.model.hold_index.get(&*value.acquisition) {
             Some(&i) if self.model.holds[i].process == p => &mut self.model.holds[i],
             _ => {
                 return Err(Malformed::at(
@@ -289,8 +321,8 @@ impl Builder {
         Ok(())
     }
 
-    fn named_op(&mut self, op: &Op, name: &str) -> Result<(), Malformed> {
-        let line = line_of(op);
+    fn named_op(&mut self, op: &Record<'_>, name: &str) -> Result<(), Malformed> {
+        let line = op.line();
         let model = &mut self.model;
         match (name, op.f) {
             (Process::HARNESS, F::Setup) => {
@@ -300,7 +332,8 @@ impl Builder {
                 model.final_state = Some(parse::<FinalState>(op)?);
             }
             (Process::HARNESS, F::FinalRead) => {
-                let error = match op.value.get("error") {
+                let value: Value = parse(op)?;
+                let error = match value.get("error") {
                     Some(Value::String(text)) => text.clone(),
                     Some(other) => other.to_string(),
                     None => "no reason given".to_string(),
@@ -324,7 +357,7 @@ impl Builder {
                     index: op.index,
                     time: op.time,
                     process: v.process,
-                    acquisition: v.acquisition,
+                    acquisition: v.acquisition.into_owned(),
                     token: v.token,
                     kind: v.op,
                     accepted,
@@ -376,4 +409,24 @@ impl Builder {
 
 fn line_of_index(index: u64) -> usize {
     index as usize + 1
+}
+
+/// Decodes a record's value into the shape the builder would decode it into, and drops it: the
+/// work no checker can avoid, measured alone as the parsing limit.
+pub fn decode_only(op: &Record<'_>) -> Result<(), String> {
+    fn decode<'a, T: Deserialize<'a>>(op: &Record<'a>) -> Result<(), String> {
+        let value: T = op.value.decode().map_err(|e| e.to_string())?;
+        std::hint::black_box(&value);
+        Ok(())
+    }
+    match (&op.process, op.f) {
+        (Who::Client(_), F::Renew) => decode::<RenewValue>(op),
+        (Who::Client(_), _) => decode::<ClientValue>(op),
+        (Who::Named(_), F::Setup) => decode::<super::Setup>(op),
+        (Who::Named(_), F::FinalRead) if op.kind == OpType::Ok => decode::<FinalState>(op),
+        (Who::Named(_), F::FinalRead) => decode::<Value>(op),
+        (Who::Named(_), F::Access) => decode::<AccessValue>(op),
+        (Who::Named(_), F::Start | F::Stop) => decode::<FaultValue>(op),
+        (Who::Named(_), _) => Ok(()),
+    }
 }

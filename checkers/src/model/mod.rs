@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use builder::{build, Builder};
+pub use builder::{build, decode_only, Builder};
 
 /// What the lock's own protocol promises about a lease, on the run clock (see
 /// `checkers/HISTORY.md` for the rule of each lock).

@@ -2,7 +2,6 @@
 //! runs the schedule, heals every fault at the time limit (or on Ctrl-C), waits for the clients'
 //! last operations, and takes the final read of the resource.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -16,7 +15,7 @@ use super::progress::{Progress, Status};
 use crate::children::{Event, Role};
 use crate::cluster::Cluster;
 use crate::config::RunConfig;
-use crate::history_log::HistoryLog;
+use crate::history_log::{Abandoned, Follower, HistoryLog};
 use crate::scheduler::{Scheduler, Stage};
 
 /// Everything a running test holds. Dropping it stops every process and removes every node,
@@ -29,12 +28,8 @@ pub struct Workload {
     scheduler: Scheduler,
     open_clients: usize,
     pub(super) crashed_clients: Vec<String>,
-    /// Clients that believe they hold the lock now, for the progress line's count of overlaps
-    /// so far (the checkers decide; this only shows the run is finding something).
-    holding: BTreeSet<u64>,
-    overlaps_seen: u64,
-    /// Each client's invocation still waiting for its completion.
-    open_invocations: BTreeMap<u64, Op>,
+    /// Each client's open invocation and who believes it holds the lock.
+    follower: Follower,
     /// A fault injected into the controller itself, for tests of lockpick's own reliability.
     injected: Option<Injection>,
 }
@@ -79,9 +74,7 @@ impl Workload {
             scheduler,
             open_clients: 0,
             crashed_clients: Vec::new(),
-            holding: BTreeSet::new(),
-            overlaps_seen: 0,
-            open_invocations: BTreeMap::new(),
+            follower: Follower::default(),
             injected: Injection::from_environment(),
         }
     }
@@ -129,7 +122,7 @@ impl Workload {
                 now,
                 operations: self.log.len(),
                 faults: self.scheduler.open_faults(),
-                overlaps: self.overlaps_seen,
+                overlaps: self.follower.overlaps_seen(),
             });
         };
         progress.finish();
@@ -207,23 +200,39 @@ impl Workload {
         }
     }
 
-    /// Waits briefly for the next event and records it.
+    /// Waits briefly for the next event and records it, with whatever else is already waiting
+    /// (a few milliseconds' worth at most, so the schedule's ticks stay on time), then writes
+    /// the batch out.
     fn receive(&mut self, nemesis_active: bool) -> Result<()> {
-        match self.events.recv_timeout(Duration::from_millis(5)) {
-            Ok(event) => self.record(event, nemesis_active),
-            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => Ok(()),
+        let first = match self.events.recv_timeout(Duration::from_millis(5)) {
+            Ok(event) => event,
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                return self.log.flush();
+            }
+        };
+        let batch_ends = Instant::now() + crate::history_log::FLUSH_EVERY;
+        let mut recorded = self.record(first, nemesis_active);
+        while recorded.is_ok() && Instant::now() < batch_ends {
+            match self.events.try_recv() {
+                Ok(event) => recorded = self.record(event, nemesis_active),
+                Err(_) => break,
+            }
         }
+        let flushed = self.log.flush();
+        recorded.and(flushed)
     }
 
     fn record(&mut self, event: Event, nemesis_active: bool) -> Result<()> {
         match event {
-            Event::Op(op) => {
-                let op = self.log.append(op)?;
+            Event::Line(line) => {
+                let index = self.log.append_received(&line)?;
                 match self.injected {
                     Some(Injection::Error(n)) if self.log.len() >= n => {
+                        self.log.flush()?;
                         bail!("injected error after {n} operations (LOCKPICK_INJECT)")
                     }
                     Some(Injection::Panic(n)) if self.log.len() >= n => {
+                        self.log.flush()?;
                         panic!("injected panic after {n} operations (LOCKPICK_INJECT)")
                     }
                     Some(Injection::KillResource(n)) if self.log.len() >= n => {
@@ -232,79 +241,37 @@ impl Workload {
                     }
                     _ => {}
                 }
-                if let Process::Client(p) = op.process {
-                    self.follow(p, &op);
-                }
-                if nemesis_active {
-                    let now = self.clock.now();
-                    self.scheduler.on_op(
-                        &op,
-                        Stage {
-                            now,
-                            cluster: &mut self.cluster,
-                            log: &mut self.log,
-                        },
-                    )?;
+                if let Process::Client(p) = line.head.process {
+                    self.follower.follow(p, &line.head);
+                    // Only a client's successful acquire or read can set off a lock-aware
+                    // fault: only those are shown to the schedule.
+                    let trigger =
+                        line.head.kind == OpType::Ok && matches!(line.head.f, F::Acquire | F::Read);
+                    if nemesis_active && trigger {
+                        let now = self.clock.now();
+                        self.scheduler.on_op(
+                            &line.to_op(index),
+                            Stage {
+                                now,
+                                cluster: &mut self.cluster,
+                                log: &mut self.log,
+                            },
+                        )?;
+                    }
                 }
             }
             Event::Opened(Role::Client(_)) => self.open_clients += 1,
             Event::Closed(Role::Client(p)) => {
                 self.open_clients = self.open_clients.saturating_sub(1);
-                self.complete_abandoned(p)?;
+                if let Some(Abandoned(op)) = self.follower.abandoned(p, self.clock.now()) {
+                    self.log.append(op)?;
+                }
             }
             Event::Opened(_) | Event::Closed(_) => {}
             Event::Garbage(role, line) => {
                 eprintln!("lockpick: {role:?} wrote a line that is not an operation: {line}");
             }
         }
-        Ok(())
-    }
-
-    /// Keeps track of open invocations and of who believes it holds the lock.
-    fn follow(&mut self, p: u64, op: &Op) {
-        if op.kind == OpType::Invoke {
-            self.open_invocations.insert(p, op.clone());
-        } else if self.open_invocations.get(&p).is_some_and(|i| i.f == op.f) {
-            // A completion of the open invocation (lines a client writes on its own, such as
-            // a lease renewal, complete nothing).
-            self.open_invocations.remove(&p);
-        }
-        match (op.f, op.kind) {
-            (F::Acquire, OpType::Ok) => {
-                if self.holding.iter().any(|h| *h != p) {
-                    self.overlaps_seen += 1;
-                }
-                self.holding.insert(p);
-            }
-            (F::Acquire | F::Release, OpType::Invoke) => {
-                self.holding.remove(&p);
-            }
-            _ => {}
-        }
-    }
-
-    /// A client's stream closed with an invocation open (it crashed, hung and was killed, or
-    /// was killed by a nemesis): nobody knows whether that operation took effect, so it is
-    /// completed as `info`, as Jepsen does with a crashed process.
-    fn complete_abandoned(&mut self, process: u64) -> Result<()> {
-        let Some(invoke) = self.open_invocations.remove(&process) else {
-            return Ok(());
-        };
-        let mut value = json!({
-            "acquisition": invoke.value["acquisition"],
-            "error": "the client process ended before this operation completed",
-        });
-        if invoke.value.get("token").is_some() {
-            value["token"] = invoke.value["token"].clone();
-        }
-        let op = Op::new(
-            self.clock.now(),
-            invoke.process,
-            OpType::Info,
-            invoke.f,
-            value,
-        );
-        self.log.append(op)?;
         Ok(())
     }
 
@@ -315,9 +282,10 @@ impl Workload {
             match self.events.recv_timeout(Duration::from_millis(50)) {
                 Ok(event) => self.record(event, false)?,
                 Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                Err(RecvTimeoutError::Disconnected) => return self.log.flush(),
             }
         }
+        self.log.flush()?;
         bail!("the clients' output did not close after they were stopped")
     }
 

@@ -1,14 +1,13 @@
-//! `lockpick bench startup`: how long each lock service takes to come up on fresh nodes, from
-//! the first server spawned until every server answers its readiness check. Prints figures;
-//! asserts nothing (the acceptance bar, well under 5 s, is for a person to read).
+//! Service start-up: how long each lock service takes to come up on fresh nodes, from the first
+//! server spawned until every server answers its readiness check.
 
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use crate::children::Children;
-use crate::cli::BenchArgs;
-use crate::config::bad;
+use serde::Serialize;
+
 use crate::locks::{Lock, LOCKS};
 use crate::run_prefix::RunPrefix;
 use crate::runtime::netns::NetnsRuntime;
@@ -16,20 +15,17 @@ use crate::runtime::{Node, Runtime};
 use crate::scratch::Scratch;
 use crate::service::ServiceSetup;
 
-pub fn startup(args: &BenchArgs) -> Result<()> {
-    if !nix::unistd::geteuid().is_root() {
-        return Err(bad(
-            "lockpick bench needs root: it creates network namespaces",
-        ));
-    }
-    if args.rounds == 0 || args.rounds > 100 {
-        return Err(bad("--rounds must be between 1 and 100"));
-    }
-    let logs = tempfile_dir()?;
-    println!(
-        "{:<10} {:>6} {:>9} {:>9} {:>9}",
-        "service", "nodes", "min", "median", "max"
-    );
+#[derive(Debug, Serialize)]
+pub struct StartupRow {
+    pub service: &'static str,
+    pub nodes: usize,
+    pub min_seconds: f64,
+    pub median_seconds: f64,
+    pub max_seconds: f64,
+}
+
+/// Starts each kind of service `rounds` times.
+pub fn startup(rounds: u32, logs: &std::path::Path) -> Result<Vec<StartupRow>> {
     // One lock per kind of service, the one with the most servers (redis and redlock share
     // redis-server: five nodes show more than one).
     let mut chosen: Vec<&dyn Lock> = Vec::new();
@@ -41,24 +37,23 @@ pub fn startup(args: &BenchArgs) -> Result<()> {
             None => chosen.push(lock),
         }
     }
+    let mut rows = Vec::new();
     for lock in chosen {
         let mut times = Vec::new();
-        for _ in 0..args.rounds {
-            times.push(start_once(lock, &logs)?);
+        for _ in 0..rounds.max(1) {
+            times.push(start_once(lock, logs)?);
         }
         times.sort();
-        let nodes = lock.capabilities().servers;
-        let name = service_name(lock);
-        let s = |d: Duration| format!("{:.3} s", d.as_secs_f64());
-        println!(
-            "{name:<10} {nodes:>6} {:>9} {:>9} {:>9}",
-            s(times[0]),
-            s(times[times.len() / 2]),
-            s(times[times.len() - 1])
-        );
+        let s = Duration::as_secs_f64;
+        rows.push(StartupRow {
+            service: service_name(lock),
+            nodes: lock.capabilities().servers,
+            min_seconds: s(&times[0]),
+            median_seconds: s(&times[times.len() / 2]),
+            max_seconds: s(&times[times.len() - 1]),
+        });
     }
-    let _ = std::fs::remove_dir_all(&logs);
-    Ok(())
+    Ok(rows)
 }
 
 /// The program a lock's service runs, which names the service in the table.
@@ -93,10 +88,4 @@ fn start_once(lock: &dyn Lock, logs: &std::path::Path) -> Result<Duration> {
     drop(scratch);
     runtime.teardown();
     Ok(elapsed)
-}
-
-fn tempfile_dir() -> Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("lockpick-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }

@@ -1,0 +1,114 @@
+//! What the controller follows of the clients as their lines pass through: each client's open
+//! invocation (to complete it as `info` if the client dies) and who believes it holds the lock
+//! (for the progress line's count of overlaps so far; the checkers decide).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use lockpick_checkers::{Op, OpType, Process, F};
+use serde_json::{json, Value};
+
+use super::Head;
+
+/// A client's invocation still waiting for its completion.
+struct Invocation {
+    f: F,
+    acquisition: Option<String>,
+    token: Option<Value>,
+}
+
+#[derive(Default)]
+pub struct Follower {
+    holding: BTreeSet<u64>,
+    overlaps_seen: u64,
+    open_invocations: BTreeMap<u64, Invocation>,
+}
+
+/// The `info` completion of an invocation whose client ended before completing it.
+pub struct Abandoned(pub Op);
+
+impl Follower {
+    /// How many times a client was granted the lock while another believed it held it.
+    pub fn overlaps_seen(&self) -> u64 {
+        self.overlaps_seen
+    }
+
+    /// Follows one client line.
+    pub fn follow(&mut self, p: u64, head: &Head) {
+        if head.kind == OpType::Invoke {
+            let invocation = Invocation {
+                f: head.f,
+                acquisition: head.acquisition.clone(),
+                token: head.token.clone(),
+            };
+            self.open_invocations.insert(p, invocation);
+        } else if self.open_invocations.get(&p).is_some_and(|i| i.f == head.f) {
+            // A completion of the open invocation (lines a client writes on its own, such as
+            // a lease renewal, complete nothing).
+            self.open_invocations.remove(&p);
+        }
+        match (head.f, head.kind) {
+            (F::Acquire, OpType::Ok) => {
+                if self.holding.iter().any(|h| *h != p) {
+                    self.overlaps_seen += 1;
+                }
+                self.holding.insert(p);
+            }
+            (F::Acquire | F::Release, OpType::Invoke) => {
+                self.holding.remove(&p);
+            }
+            _ => {}
+        }
+    }
+
+    /// A client's stream closed with an invocation open (it crashed, hung and was killed, or
+    /// was killed by a nemesis): nobody knows whether that operation took effect, so it is
+    /// completed as `info`, as Jepsen does with a crashed process.
+    pub fn abandoned(&mut self, process: u64, now: u64) -> Option<Abandoned> {
+        let invoke = self.open_invocations.remove(&process)?;
+        let mut value = json!({
+            "acquisition": invoke.acquisition,
+            "error": "the client process ended before this operation completed",
+        });
+        if let Some(token) = invoke.token {
+            value["token"] = token;
+        }
+        let op = Op::new(now, Process::Client(process), OpType::Info, invoke.f, value);
+        Some(Abandoned(op))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(kind: OpType, f: F, acquisition: &str) -> Head {
+        Head {
+            time: 1,
+            process: Process::Client(1),
+            kind,
+            f,
+            acquisition: Some(acquisition.to_string()),
+            token: Some(json!(4)),
+            nodes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_open_invocation_is_completed_as_info_when_its_client_ends() {
+        let mut follower = Follower::default();
+        follower.follow(1, &head(OpType::Invoke, F::Write, "1.2"));
+        let Abandoned(op) = follower.abandoned(1, 9).unwrap();
+        assert_eq!((op.kind, op.f, op.time), (OpType::Info, F::Write, 9));
+        assert_eq!(op.value["acquisition"], "1.2");
+        assert_eq!(op.value["token"], 4);
+        assert!(follower.abandoned(1, 10).is_none());
+    }
+
+    #[test]
+    fn a_grant_while_another_holds_is_counted() {
+        let mut follower = Follower::default();
+        follower.follow(1, &head(OpType::Ok, F::Acquire, "1.1"));
+        follower.follow(2, &head(OpType::Ok, F::Acquire, "2.1"));
+        assert_eq!(follower.overlaps_seen(), 1);
+    }
+}

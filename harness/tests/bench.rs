@@ -1,0 +1,82 @@
+//! `lockpick bench --quick`: every part of the benchmark runs and its figures come out as one
+//! line of JSON with every section in place. Only the shape is checked, never the speed.
+
+mod common;
+
+use common::lockpick;
+use serde_json::Value;
+
+#[test]
+fn the_quick_bench_prints_every_section() {
+    let output = lockpick()
+        .args(["bench", "--quick"])
+        .output()
+        .expect("lockpick runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "lockpick bench --quick failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    let figures: Value = serde_json::from_str(last).expect("the last line is JSON");
+    assert_eq!(figures["quick"], true);
+
+    let checker = figures["checker"].as_array().expect("checker figures");
+    assert!(checker.iter().any(|r| r["shape"] == "correct"));
+    assert!(checker.iter().any(|r| r["shape"] == "overlapping"));
+    for row in checker {
+        assert!(row["lines"].as_u64().unwrap() >= 10_000, "{row}");
+        for part in ["check", "parse_limit"] {
+            assert!(row[part]["seconds"].as_f64().unwrap() > 0.0, "{row}");
+            assert!(row[part]["peak_bytes"].as_u64().unwrap() > 0, "{row}");
+        }
+        let expected = if row["shape"] == "correct" {
+            "valid"
+        } else {
+            "invalid"
+        };
+        assert_eq!(row["verdict"], expected, "{row}");
+    }
+
+    let report = &figures["report"][0];
+    assert!(report["report_bytes"].as_u64().unwrap() > 0, "{report}");
+    let controller = &figures["controller"];
+    assert!(controller["lines"].as_u64().unwrap() > 0, "{controller}");
+    assert!(
+        controller["cpu_us_per_line"].as_f64().is_some(),
+        "{controller}"
+    );
+
+    let services: Vec<&str> = figures["startup"]
+        .as_array()
+        .expect("start-up figures")
+        .iter()
+        .map(|r| r["service"].as_str().unwrap())
+        .collect();
+    assert!(services.contains(&"redis-server"), "{services:?}");
+
+    let violations = figures["violations"].as_array().expect("violation figures");
+    for lock in ["redis", "redlock"] {
+        for nemesis in ["pause-holder", "pause-node"] {
+            let row = violations
+                .iter()
+                .find(|r| r["lock"] == lock && r["nemesis"] == nemesis)
+                .unwrap_or_else(|| panic!("no row for {lock} {nemesis}"));
+            assert_eq!(row["seeds"], 2, "{row}");
+            let found = row["found"].as_u64().unwrap();
+            assert!(found <= 2, "{row}");
+            assert_eq!(row["median_seconds"].is_null(), found == 0, "{row}");
+        }
+    }
+    // Every table is printed before the JSON.
+    for title in [
+        "checker",
+        "report",
+        "controller",
+        "service start-up",
+        "time to first",
+    ] {
+        assert!(stdout.contains(title), "no {title} table:\n{stdout}");
+    }
+}
