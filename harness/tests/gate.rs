@@ -264,6 +264,39 @@ fn expectations_that_hold_exit_0_although_a_cell_is_invalid() {
         4,
         "grid and table link each cell"
     );
+    // The grid as a browser draws it: a coloured cell per verdict, each linking its report.
+    let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare-grid.png");
+    let _ = std::fs::remove_file(&shot);
+    let dom = chromium(&c.dir.join("compare.html"), &["--dump-dom".to_string()]);
+    let dom = String::from_utf8_lossy(&dom.stdout).to_string();
+    assert!(dom.contains("class=\"grid\""), "no grid in the rendered page");
+    assert!(dom.contains("<td class=\"valid\""), "no valid cell drawn");
+    assert!(dom.contains("<td class=\"invalid\""), "no invalid cell drawn");
+    chromium(
+        &c.dir.join("compare.html"),
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,900".to_string(),
+        ],
+    );
+    assert!(
+        std::fs::metadata(&shot).is_ok_and(|m| m.len() > 5_000),
+        "no screenshot of the grid"
+    );
+}
+
+/// Headless Chromium on a local page (Debian's chromium, see .ci/install-packages).
+fn chromium(page: &Path, last: &[String]) -> std::process::Output {
+    let profile = tempfile::tempdir().unwrap();
+    std::process::Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"])
+        .args(["--no-first-run", "--disable-background-networking"])
+        .args(["--disable-component-update", "--disable-sync"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(last)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs")
 }
 
 #[test]
