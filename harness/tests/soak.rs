@@ -29,7 +29,7 @@ fn fenced_etcd_and_zookeeper_never_accept_a_stale_write_under_faults() {
         for seed in [61, 62, 63] {
             lines.push(format!(
                 "--lock {lock} --fencing on --nemesis pause-holder,partition-node,kill-node,\
-                 delay-holder-write --fault-duration 2s --time-limit 8s --seed {seed}"
+                 delay-holder-write --fault-duration 2s --work 100ms --time-limit 8s --seed {seed}"
             ));
         }
     }
