@@ -1,5 +1,6 @@
 //! A run's configuration, validated from the command line before anything is created.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,6 +10,10 @@ pub use crate::bad_input::{bad, BadInput};
 use crate::cli::{Fencing, PartitionMode, RunArgs};
 use crate::locks::{self, Lock};
 use crate::nemesis::{self, FaultKnobs, Needs, Nemesis};
+use crate::runtime::{self, RuntimeKind};
+
+/// The services `--image` can name.
+pub const SERVICES: &[&str] = &["redis", "etcd", "zookeeper"];
 
 /// Everything a run needs, checked. Defaults are documented on the flags in `cli`.
 #[derive(Clone, Debug, Serialize)]
@@ -46,12 +51,24 @@ pub struct RunConfig {
     #[serde(serialize_with = "as_millis")]
     pub op_timeout: Duration,
     pub store: PathBuf,
+    /// Where the nodes live.
+    #[serde(serialize_with = "runtime_name")]
+    pub runtime: &'static dyn RuntimeKind,
+    /// Server images by service (`--runtime docker`).
+    pub images: BTreeMap<String, String>,
     /// The exact command line, to reproduce the run.
     pub command: Vec<String>,
 }
 
 fn lock_name<S: serde::Serializer>(lock: &&'static dyn Lock, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(lock.name())
+}
+
+fn runtime_name<S: serde::Serializer>(
+    runtime: &&'static dyn RuntimeKind,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(runtime.name())
 }
 
 fn nemesis_names<S: serde::Serializer>(
@@ -219,6 +236,7 @@ impl RunConfig {
         for n in &nemeses {
             refuse_mismatch(lock, *n)?;
         }
+        let (runtime, images) = runtime_and_images(args, lock)?;
         let config = RunConfig {
             lock,
             nemeses,
@@ -241,6 +259,8 @@ impl RunConfig {
             // before they open the log files the store holds.
             store: std::path::absolute(&args.store)
                 .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?,
+            runtime,
+            images,
             command,
         };
         crate::store::check_writable(&config.store, &config.name())?;
@@ -301,6 +321,38 @@ impl RunConfig {
 
 /// Refuses fault timings that would draw more than `MAX_WINDOWS` windows. Each nemesis's windows
 /// are at least its duration plus half the interval apart (see `Schedule::plan`).
+/// `--runtime` and `--image`, checked against the machine: a runtime that cannot work here
+/// (no Docker engine, a missing image) stops the run before anything is created.
+fn runtime_and_images(
+    args: &RunArgs,
+    lock: &dyn Lock,
+) -> anyhow::Result<(&'static dyn RuntimeKind, BTreeMap<String, String>)> {
+    let kind = runtime::find(&args.runtime).ok_or_else(|| {
+        bad(format!(
+            "--runtime {} is not a runtime lockpick knows: use one of {}",
+            args.runtime,
+            runtime::names().join(", ")
+        ))
+    })?;
+    let mut images = BTreeMap::new();
+    for word in &args.images {
+        let Some((service, image)) = word.split_once('=').filter(|(s, i)| {
+            SERVICES.contains(s) && !i.is_empty() && !i.contains(char::is_whitespace)
+        }) else {
+            return Err(bad(format!(
+                "--image {word} must be service=image with a service among {} (e.g. \
+                 redis=redis:7.4)",
+                SERVICES.join(", ")
+            )));
+        };
+        images.insert(service.to_string(), image.to_string());
+    }
+    if let Some(why) = kind.unavailable(lock.service().name(), &images) {
+        return Err(bad(why));
+    }
+    Ok((kind, images))
+}
+
 fn refuse_runaway_schedule(
     args: &RunArgs,
     nemeses: &[&'static dyn Nemesis],

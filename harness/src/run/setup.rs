@@ -23,8 +23,7 @@ use crate::firewall;
 use crate::history_log::HistoryLog;
 use crate::nemesis::window::{Shape, RESOURCE_NODE};
 use crate::run_prefix::RunPrefix;
-use crate::runtime::netns::NetnsRuntime;
-use crate::runtime::{Node, Runtime};
+use crate::runtime::{Node, Runtime, RuntimeSettings};
 use crate::schedule::{Plan, Schedule};
 use crate::scheduler::Scheduler;
 use crate::scratch::Scratch;
@@ -36,11 +35,17 @@ const RESOURCE_PORT: u16 = 7000;
 pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workload> {
     let logs = dir.join(store::LOGS);
     let scratch = Scratch::create(&prefix.name)?;
-    let mut runtime: Box<dyn Runtime> =
-        Box::new(NetnsRuntime::create(&prefix.name, prefix.subnet())?);
-    let mut children = Children::default();
     let mut service = config.lock.service();
     let shape = Shape::of(service.node_count(), config.clients as usize);
+    let mut runtime: Box<dyn Runtime> = config.runtime.create(&RuntimeSettings {
+        prefix: &prefix.name,
+        subnet: prefix.subnet(),
+        service: service.name(),
+        servers: &shape.servers,
+        images: &config.images,
+        shared: vec![dir.to_path_buf(), scratch.path.clone()],
+    })?;
+    let mut children = Children::default();
     let mut nodes = BTreeMap::new();
     for name in shape.everyone() {
         nodes.insert(name.clone(), runtime.add_node(name)?);
@@ -69,6 +74,13 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         servers.len(),
         started.elapsed().as_secs_f64()
     );
+    // Every node of a service runs the same build: the first one speaks for all.
+    let server_versions: BTreeMap<&str, String> = servers
+        .first()
+        .and_then(|node| service.server_version(runtime.as_ref(), node))
+        .map(|version| (service.name(), version))
+        .into_iter()
+        .collect();
     let endpoints: BTreeMap<String, SocketAddr> = servers
         .iter()
         .zip(service.endpoints())
@@ -108,6 +120,9 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             "seed": config.seed,
             "prefix": prefix.name,
             "servers": service.endpoints(),
+            "runtime": config.runtime.name(),
+            "runtime_facts": runtime.facts(),
+            "server_versions": server_versions,
         }),
     ))?;
 
