@@ -146,6 +146,11 @@ impl Runtime for DockerRuntime {
             format!("{PREFIX_LABEL}={}", self.prefix),
             "--network".into(),
             "none".into(),
+            // The servers are the controller's children in the host's pid namespace: with the
+            // host's /proc in the container, their /proc/self is their own (the JVM finds its
+            // libraries through it).
+            "--pid".into(),
+            "host".into(),
             "--hostname".into(),
             name.into(),
             "--entrypoint".into(),

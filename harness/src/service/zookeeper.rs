@@ -56,7 +56,9 @@ impl LockService for ZookeeperService {
         let line = text
             .lines()
             .find_map(|l| l.strip_prefix("Zookeeper version:"))?;
-        Some(line.split(',').next()?.trim().to_string())
+        let version = line.split(',').next()?.trim();
+        // Debian's build leaves its commit placeholder unfilled: `3.8.0-${mvngit.commit.id}`.
+        Some(version.split("-${").next()?.to_string())
     }
 
     fn requirements(&self) -> Vec<Requirement> {
@@ -112,6 +114,10 @@ impl LockService for ZookeeperService {
                     "-Xmx128m",
                     "-XX:+UseSerialGC",
                     "-XX:TieredStopAtLevel=1",
+                    // In a container the server keeps the controller's cgroup, which the
+                    // container's /sys/fs/cgroup does not hold: the JVM's container probe
+                    // would fail on it. The heap is sized above anyway.
+                    "-XX:-UseContainerSupport",
                 ])
                 .arg("-Djava.net.preferIPv4Stack=true")
                 .args(["-cp", &format!("{JAR}:{LOGGER_JAR}")])
