@@ -11,6 +11,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::{finished, history_lines, lockpick, namespaces_with, wait_for, Background};
@@ -21,31 +22,117 @@ fn docker_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../docker")
 }
 
-/// A Docker engine for the test; stopped on drop if the test started it.
+/// One test at a time uses the engine: each starts it, builds what it needs, and stops it.
+static ENGINE: Mutex<()> = Mutex::new(());
+
+/// A Docker engine for one test, with the images it asked for; stopped on drop if the test
+/// started it.
 struct Engine {
+    host: String,
     started: Option<PathBuf>,
+    _turn: MutexGuard<'static, ()>,
 }
 
 impl Engine {
-    fn get() -> Engine {
-        if std::env::var_os("DOCKER_HOST").is_some() && docker(&["info"]).status.success() {
-            return Engine { started: None };
+    /// An engine holding lockpick's images of `services` for each Debian suite in `suites`.
+    fn with_images(suites: &[(&str, &[&str])]) -> Engine {
+        let turn = ENGINE
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let engine = match std::env::var("DOCKER_HOST") {
+            Ok(host) if docker_at(&host, &["info"]).status.success() => Engine {
+                host,
+                started: None,
+                _turn: turn,
+            },
+            _ => {
+                let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("docker-engine");
+                let output = Command::new(docker_dir().join("engine"))
+                    .arg("start")
+                    .arg(&dir)
+                    .output()
+                    .expect("docker/engine runs");
+                assert!(
+                    output.status.success(),
+                    "cannot start a Docker engine (install Debian's docker.io): {}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+                Engine {
+                    host: String::from_utf8_lossy(&output.stdout).trim().to_string(),
+                    started: Some(dir),
+                    _turn: turn,
+                }
+            }
+        };
+        for (suite, services) in suites {
+            let building = Instant::now();
+            let build = Command::new(docker_dir().join("build-images"))
+                .args(*services)
+                .env("SUITE", suite)
+                .env("DOCKER_HOST", &engine.host)
+                .output()
+                .unwrap();
+            assert!(
+                build.status.success(),
+                "cannot build the {suite} images (needs debootstrap and Debian's mirror): {}",
+                String::from_utf8_lossy(&build.stderr)
+            );
+            eprintln!(
+                "{suite} images {services:?} ready in {:.1} s:\n{}",
+                building.elapsed().as_secs_f64(),
+                String::from_utf8_lossy(&build.stdout)
+            );
         }
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("docker-engine");
-        let output = Command::new(docker_dir().join("engine"))
-            .arg("start")
-            .arg(&dir)
+        engine
+    }
+
+    fn docker(&self, args: &[&str]) -> std::process::Output {
+        docker_at(&self.host, args)
+    }
+
+    fn lockpick(&self) -> Command {
+        let mut command = lockpick();
+        command.env("DOCKER_HOST", &self.host);
+        command
+    }
+
+    /// `lockpick run --runtime docker` with `args` in `store`.
+    fn run(&self, store: &Path, args: &str) -> common::Run {
+        let output = self
+            .lockpick()
+            .arg("run")
+            .args(["--runtime", "docker"])
+            .args(args.split_whitespace())
+            .arg("--store")
+            .arg(store)
             .output()
-            .expect("docker/engine runs");
+            .unwrap();
+        let run = finished(store, output);
+        // Nothing of the run is left: `finished` checked namespaces, files and processes.
+        let prefix = setup_line(&run.dir)["value"]["prefix"]
+            .as_str()
+            .unwrap()
+            .to_string();
         assert!(
-            output.status.success(),
-            "cannot start a Docker engine (install Debian's docker.io): {}",
-            String::from_utf8_lossy(&output.stderr)
+            self.containers_of(&prefix).is_empty(),
+            "containers left behind"
         );
-        let host = String::from_utf8_lossy(&output.stdout).trim().to_string();
-        // The only test in this file: nothing else reads the environment meanwhile.
-        std::env::set_var("DOCKER_HOST", host);
-        Engine { started: Some(dir) }
+        run
+    }
+
+    /// The containers a run left, by its prefix.
+    fn containers_of(&self, prefix: &str) -> Vec<String> {
+        let filter = format!("label=lockpick.prefix={prefix}");
+        let out = self.docker(&["ps", "--all", "--filter", &filter, "--format", "{{.Names}}"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -60,27 +147,13 @@ impl Drop for Engine {
     }
 }
 
-fn docker(args: &[&str]) -> std::process::Output {
+fn docker_at(host: &str, args: &[&str]) -> std::process::Output {
     Command::new("docker")
         .args(args)
+        .env("DOCKER_HOST", host)
         .stdin(Stdio::null())
         .output()
         .expect("the docker client runs (Debian package docker.io)")
-}
-
-/// The containers a run left, by its prefix.
-fn containers_of(prefix: &str) -> Vec<String> {
-    let filter = format!("label=lockpick.prefix={prefix}");
-    let out = docker(&["ps", "--all", "--filter", &filter, "--format", "{{.Names}}"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
 
 fn setup_line(dir: &Path) -> Value {
@@ -88,39 +161,53 @@ fn setup_line(dir: &Path) -> Value {
     serde_json::from_str(history.lines().next().unwrap()).unwrap()
 }
 
-fn run_docker(store: &Path, args: &str) -> common::Run {
-    let output = lockpick()
-        .arg("run")
-        .args(["--runtime", "docker"])
-        .args(args.split_whitespace())
-        .arg("--store")
-        .arg(store)
-        .output()
-        .unwrap();
-    finished(store, output)
+/// The redis version the setup line records, checked to look like one (`7.0.15`).
+fn redis_version(run: &common::Run) -> String {
+    let setup = setup_line(&run.dir);
+    let version = setup["value"]["server_versions"]["redis"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        version.split('.').count() == 3 && version.split('.').all(|p| p.parse::<u32>().is_ok()),
+        "no redis version in the setup line: {setup}"
+    );
+    assert_eq!(
+        run.results["run"]["server_versions"]["redis"],
+        version.as_str()
+    );
+    version
+}
+
+/// The faults a nemesis started.
+fn starts_of<'a>(history: &'a [Value], nemesis: &'a str) -> impl Iterator<Item = &'a Value> {
+    history
+        .iter()
+        .filter(move |op| op["process"] == "nemesis" && op["f"] == "start")
+        .filter(move |op| op["value"]["nemesis"] == nemesis)
 }
 
 #[test]
-fn redis_in_containers_breaks_as_in_namespaces_and_leaves_nothing() {
-    let _engine = Engine::get();
-    let building = Instant::now();
-    let build = Command::new(docker_dir().join("build-images"))
-        .args(["node", "redis"])
+fn a_netns_run_records_the_server_version() {
+    let r = common::run_line("--lock redis --time-limit 2s");
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(setup_line(&r.dir)["value"]["runtime"], "netns");
+    let version = redis_version(&r);
+    // The version the host's own redis-server states.
+    let stated = Command::new("redis-server")
+        .arg("--version")
         .output()
         .unwrap();
-    assert!(
-        build.status.success(),
-        "cannot build the images (needs debootstrap and Debian's mirror): {}",
-        String::from_utf8_lossy(&build.stderr)
-    );
-    eprintln!(
-        "images built in {:.1} s:\n{}",
-        building.elapsed().as_secs_f64(),
-        String::from_utf8_lossy(&build.stdout)
-    );
+    assert!(String::from_utf8_lossy(&stated.stdout).contains(&format!("v={version} ")));
+}
+
+#[test]
+fn redis_in_containers_breaks_as_in_namespaces_and_names_each_version() {
+    let engine = Engine::with_images(&[("bookworm", &["node", "redis"]), ("bullseye", &["redis"])]);
 
     // An image the engine does not have is refused before anything is made.
-    let refused = lockpick()
+    let refused = engine
+        .lockpick()
         .args([
             "run",
             "--runtime",
@@ -133,44 +220,90 @@ fn redis_in_containers_breaks_as_in_namespaces_and_leaves_nothing() {
     assert_eq!(refused.status.code(), Some(254));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("lockpick/none:0"));
 
-    // Pausing the holder past its lease: overlaps and stale writes, as with namespaces.
-    let store = tempfile::tempdir().unwrap();
-    let r = run_docker(
-        store.path(),
-        "--lock redis --nemesis pause-holder --time-limit 10s --seed 7",
+    // Pausing the holder past its lease: overlaps and stale writes, as with namespaces, on
+    // Debian 12's Redis and on Debian 11's.
+    let mut versions = Vec::new();
+    for image in ["lockpick/redis:bookworm", "lockpick/redis:bullseye"] {
+        let store = tempfile::tempdir().unwrap();
+        let r = engine.run(
+            store.path(),
+            &format!(
+                "--image redis={image} --lock redis --nemesis pause-holder --time-limit 8s \
+                 --seed 7"
+            ),
+        );
+        assert_eq!(r.code, 1, "expected invalid:\n{}\n{}", r.stdout, r.stderr);
+        assert!(r.overlaps() > 0, "no overlapping holders:\n{}", r.stdout);
+        assert!(r.stale("stale_writes") > 0, "no stale write:\n{}", r.stdout);
+        let history = r.history();
+        assert!(
+            starts_of(&history, "pause-holder").any(|op| op["value"]["effective"] == true),
+            "no pause took effect"
+        );
+        let setup = setup_line(&r.dir);
+        assert_eq!(setup["value"]["runtime"], "docker");
+        assert_eq!(setup["value"]["runtime_facts"]["server_image"], image);
+        versions.push(redis_version(&r));
+    }
+    assert_ne!(
+        versions[0], versions[1],
+        "two images, one version: {versions:?}"
     );
-    assert_eq!(r.code, 1, "expected invalid:\n{}\n{}", r.stdout, r.stderr);
-    assert!(r.overlaps() > 0, "no overlapping holders:\n{}", r.stdout);
-    assert!(r.stale("stale_writes") > 0, "no stale write:\n{}", r.stdout);
-    let paused = r
+}
+
+#[test]
+fn clock_jumps_and_partitions_take_effect_inside_containers() {
+    let engine = Engine::with_images(&[("bookworm", &["node", "redis", "etcd"])]);
+
+    // libfaketime mounted into the Redlock servers' containers: Redis's own TIME moved.
+    let store = tempfile::tempdir().unwrap();
+    let r = engine.run(
+        store.path(),
+        "--lock redlock --nemesis clock-holder --time-limit 8s --seed 31",
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let history = r.history();
+    let jumps: Vec<&Value> = starts_of(&history, "clock-holder").collect();
+    assert!(!jumps.is_empty(), "no clock jump");
+    for jump in jumps {
+        assert_eq!(jump["value"]["effective"], true, "{jump}");
+        let measured = jump["value"]["measured_offset_ms"].as_i64().unwrap();
+        let expected = jump["value"]["expected_offset_ms"].as_i64().unwrap();
+        assert!((measured - expected).abs() < 500, "{jump}");
+    }
+
+    // nft in the etcd containers' namespaces cuts the holder off: its lease ends while it
+    // works, another client gets the lock, and the fence refuses the old holder.
+    let store = tempfile::tempdir().unwrap();
+    let r = engine.run(
+        store.path(),
+        "--lock etcd --nemesis partition-holder --work 2500ms --ttl 1s --fault-duration 3s \
+         --time-limit 12s --fencing on --seed 33",
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.overlaps() > 0, "{}", r.stdout);
+    assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
+    let dropped: u64 = r
         .history()
         .iter()
-        .any(|op| op["process"] == "nemesis" && op["value"]["effective"] == true);
-    assert!(paused, "no pause took effect");
-
-    // The history and results say where the servers ran and which version they were.
-    let setup = setup_line(&r.dir);
-    assert_eq!(setup["value"]["runtime"], "docker");
+        .filter(|op| op["f"] == "stop" && op["value"]["fault"] == "partition-holder")
+        .map(|op| op["value"]["dropped_packets"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(dropped > 0, "the partition dropped nothing");
     assert_eq!(
-        setup["value"]["runtime_facts"]["server_image"],
-        "lockpick/redis:bookworm"
+        setup_line(&r.dir)["value"]["server_versions"]["etcd"]
+            .as_str()
+            .map(|v| v.split('.').count()),
+        Some(3)
     );
-    let version = setup["value"]["server_versions"]["redis"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(
-        version.split('.').count() == 3 && version.split('.').all(|p| p.parse::<u32>().is_ok()),
-        "no redis version in the setup line: {setup}"
-    );
-    assert_eq!(r.results["run"]["server_versions"]["redis"], version);
+}
 
-    // Nothing of the run is left: `finished` checked namespaces, files and processes.
-    let prefix = setup["value"]["prefix"].as_str().unwrap().to_string();
-    assert!(containers_of(&prefix).is_empty(), "containers left behind");
-
-    // A killed controller leaves its containers; `lockpick clean` removes them.
+#[test]
+fn clean_removes_the_containers_of_a_killed_run() {
+    let engine = Engine::with_images(&[("bookworm", &["node", "redis"])]);
     let store = tempfile::tempdir().unwrap();
-    let child = lockpick()
+    let child = engine
+        .lockpick()
         .args([
             "run",
             "--runtime",
@@ -199,10 +332,11 @@ fn redis_in_containers_breaks_as_in_namespaces_and_leaves_nothing() {
     kill(run.pid(), Signal::SIGKILL).unwrap();
     run.wait();
     assert!(
-        !containers_of(&prefix).is_empty(),
+        !engine.containers_of(&prefix).is_empty(),
         "a killed controller cannot remove its containers"
     );
-    let clean = lockpick()
+    let clean = engine
+        .lockpick()
         .args(["clean", "--prefix", &prefix])
         .output()
         .unwrap();
@@ -212,7 +346,10 @@ fn redis_in_containers_breaks_as_in_namespaces_and_leaves_nothing() {
         String::from_utf8_lossy(&clean.stderr)
     );
     assert!(String::from_utf8_lossy(&clean.stdout).contains("removed containers"));
-    assert!(containers_of(&prefix).is_empty(), "clean left containers");
+    assert!(
+        engine.containers_of(&prefix).is_empty(),
+        "clean left containers"
+    );
     assert!(namespaces_with(&prefix).is_empty(), "clean left namespaces");
     common::assert_prefix_gone(&prefix);
 }
