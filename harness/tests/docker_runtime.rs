@@ -353,3 +353,32 @@ fn clean_removes_the_containers_of_a_killed_run() {
     assert!(namespaces_with(&prefix).is_empty(), "clean left namespaces");
     common::assert_prefix_gone(&prefix);
 }
+
+#[test]
+fn runtime_and_image_flags_are_checked_before_anything_is_made() {
+    let refusal = |args: &[&str], host: &str| {
+        let out = lockpick()
+            .arg("run")
+            .args(args)
+            .env("DOCKER_HOST", host)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(254), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let nowhere = "unix:///nonexistent/docker.sock";
+    let no_engine = refusal(&["--runtime", "docker"], nowhere);
+    assert!(
+        no_engine.contains("needs a running Docker engine"),
+        "{no_engine}"
+    );
+    let netns_image = refusal(&["--image", "redis=redis:7.4"], nowhere);
+    assert!(netns_image.contains("--runtime docker"), "{netns_image}");
+    let unknown = refusal(
+        &["--runtime", "docker", "--image", "mysql=mysql:8"],
+        nowhere,
+    );
+    assert!(unknown.contains("redis, etcd, zookeeper"), "{unknown}");
+    let unknown_runtime = refusal(&["--runtime", "podman"], nowhere);
+    assert!(unknown_runtime.contains("podman"), "{unknown_runtime}");
+}

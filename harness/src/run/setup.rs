@@ -47,9 +47,16 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     })?;
     let mut children = Children::default();
     let mut nodes = BTreeMap::new();
+    let making = Instant::now();
     for name in shape.everyone() {
         nodes.insert(name.clone(), runtime.add_node(name)?);
     }
+    eprintln!(
+        "lockpick: {} node(s) up in {:.2} s ({} runtime)",
+        nodes.len(),
+        making.elapsed().as_secs_f64(),
+        config.runtime.name()
+    );
     let needs = config.needs();
     if needs.firewall {
         for node in nodes.values() {

@@ -83,6 +83,10 @@ impl RuntimeKind for Docker {
         None
     }
 
+    fn servers_from_host(&self) -> bool {
+        false
+    }
+
     fn create(&self, settings: &RuntimeSettings) -> Result<Box<dyn Runtime>> {
         let server_image = settings
             .images

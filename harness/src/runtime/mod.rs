@@ -101,6 +101,11 @@ pub trait RuntimeKind: Sync {
     /// stops with exit 254 and this line before anything is created).
     fn unavailable(&self, service: &str, images: &BTreeMap<String, String>) -> Option<String>;
 
+    /// Whether the servers run the host's installed programs (else an image's).
+    fn servers_from_host(&self) -> bool {
+        true
+    }
+
     fn create(&self, settings: &RuntimeSettings) -> Result<Box<dyn Runtime>>;
 }
 
