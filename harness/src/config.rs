@@ -236,7 +236,10 @@ impl RunConfig {
         for n in &nemeses {
             refuse_mismatch(lock, *n)?;
         }
-        let (runtime, images) = runtime_and_images(args, lock)?;
+        let needs = nemeses
+            .iter()
+            .fold(Needs::default(), |needs, n| needs.union(n.needs()));
+        let (runtime, images) = runtime_and_images(args, lock, needs)?;
         let config = RunConfig {
             lock,
             nemeses,
@@ -326,6 +329,7 @@ impl RunConfig {
 fn runtime_and_images(
     args: &RunArgs,
     lock: &dyn Lock,
+    needs: Needs,
 ) -> anyhow::Result<(&'static dyn RuntimeKind, BTreeMap<String, String>)> {
     let kind = runtime::find(&args.runtime).ok_or_else(|| {
         bad(format!(
@@ -347,7 +351,7 @@ fn runtime_and_images(
         };
         images.insert(service.to_string(), image.to_string());
     }
-    if let Some(why) = kind.unavailable(lock.service().name(), &images) {
+    if let Some(why) = kind.unavailable(lock.service().name(), &images, needs.server_clock) {
         return Err(bad(why));
     }
     Ok((kind, images))

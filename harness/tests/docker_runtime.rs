@@ -220,6 +220,25 @@ fn redis_in_containers_breaks_as_in_namespaces_and_names_each_version() {
     assert_eq!(refused.status.code(), Some(254));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("lockpick/none:0"));
 
+    // Debian 11's glibc cannot load the host's libfaketime: clock faults are refused up front.
+    let refused = engine
+        .lockpick()
+        .args([
+            "run",
+            "--runtime",
+            "docker",
+            "--lock",
+            "redlock",
+            "--nemesis",
+            "clock-holder",
+        ])
+        .args(["--image", "redis=lockpick/redis:bullseye"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(254));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("libfaketime"), "{stderr}");
+
     // Pausing the holder past its lease: overlaps and stale writes, as with namespaces, on
     // Debian 12's Redis and on Debian 11's.
     let mut versions = Vec::new();

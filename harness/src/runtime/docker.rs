@@ -60,7 +60,12 @@ impl RuntimeKind for Docker {
          (default lockpick/<service>:bookworm, built by docker/build-images)."
     }
 
-    fn unavailable(&self, service: &str, images: &BTreeMap<String, String>) -> Option<String> {
+    fn unavailable(
+        &self,
+        service: &str,
+        images: &BTreeMap<String, String>,
+        server_clock: bool,
+    ) -> Option<String> {
         if let Err(why) = docker(&["info", "--format", "{{.ServerVersion}}"]) {
             return Some(format!(
                 "--runtime docker needs a running Docker engine: {why:#} (install Debian's \
@@ -77,6 +82,28 @@ impl RuntimeKind for Docker {
                 return Some(format!(
                     "the image {image} is not on this Docker engine: build lockpick's images with \
                      docker/build-images, or `docker pull` it"
+                ));
+            }
+        }
+        if server_clock {
+            // The host's libfaketime is mounted in: it needs a glibc as new as the host's, which
+            // brings the malloc that works under it.
+            let malloc = crate::faketime::GLIBC_MALLOC;
+            let probe = [
+                "run",
+                "--rm",
+                "--network",
+                "none",
+                "--entrypoint",
+                "ls",
+                &server,
+                malloc,
+            ];
+            if docker(&probe).is_err() {
+                return Some(format!(
+                    "clock nemeses cannot run on the image {server}: it has no {malloc}, so its \
+                     server cannot run under the host's libfaketime (a glibc image from Debian 12 \
+                     or later is needed)"
                 ));
             }
         }

@@ -98,8 +98,14 @@ pub trait RuntimeKind: Sync {
     fn about(&self) -> &'static str;
 
     /// Why this runtime cannot be used on this machine with these images, if it cannot (the run
-    /// stops with exit 254 and this line before anything is created).
-    fn unavailable(&self, service: &str, images: &BTreeMap<String, String>) -> Option<String>;
+    /// stops with exit 254 and this line before anything is created). `server_clock`: a clock
+    /// nemesis will run the servers under libfaketime.
+    fn unavailable(
+        &self,
+        service: &str,
+        images: &BTreeMap<String, String>,
+        server_clock: bool,
+    ) -> Option<String>;
 
     /// Whether the servers run the host's installed programs (else an image's).
     fn servers_from_host(&self) -> bool {

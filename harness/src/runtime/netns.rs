@@ -34,6 +34,7 @@ impl RuntimeKind for Netns {
         &self,
         _service: &str,
         images: &std::collections::BTreeMap<String, String>,
+        _server_clock: bool,
     ) -> Option<String> {
         (!images.is_empty()).then(|| "--image needs --runtime docker".to_string())
     }
