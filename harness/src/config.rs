@@ -12,9 +12,6 @@ use crate::locks::{self, Lock};
 use crate::nemesis::{self, FaultKnobs, Needs, Nemesis};
 use crate::runtime::{self, RuntimeKind};
 
-/// The services `--image` can name.
-pub const SERVICES: &[&str] = &["redis", "etcd", "zookeeper"];
-
 /// Everything a run needs, checked. Defaults are documented on the flags in `cli`.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunConfig {
@@ -239,7 +236,12 @@ impl RunConfig {
         let needs = nemeses
             .iter()
             .fold(Needs::default(), |needs, n| needs.union(n.needs()));
-        let (runtime, images) = runtime_and_images(args, lock, needs)?;
+        let (runtime, images) = runtime::choose(
+            &args.runtime,
+            &args.images,
+            lock.service().name(),
+            needs.server_clock,
+        )?;
         let config = RunConfig {
             lock,
             nemeses,
@@ -324,39 +326,6 @@ impl RunConfig {
 
 /// Refuses fault timings that would draw more than `MAX_WINDOWS` windows. Each nemesis's windows
 /// are at least its duration plus half the interval apart (see `Schedule::plan`).
-/// `--runtime` and `--image`, checked against the machine: a runtime that cannot work here
-/// (no Docker engine, a missing image) stops the run before anything is created.
-fn runtime_and_images(
-    args: &RunArgs,
-    lock: &dyn Lock,
-    needs: Needs,
-) -> anyhow::Result<(&'static dyn RuntimeKind, BTreeMap<String, String>)> {
-    let kind = runtime::find(&args.runtime).ok_or_else(|| {
-        bad(format!(
-            "--runtime {} is not a runtime lockpick knows: use one of {}",
-            args.runtime,
-            runtime::names().join(", ")
-        ))
-    })?;
-    let mut images = BTreeMap::new();
-    for word in &args.images {
-        let Some((service, image)) = word.split_once('=').filter(|(s, i)| {
-            SERVICES.contains(s) && !i.is_empty() && !i.contains(char::is_whitespace)
-        }) else {
-            return Err(bad(format!(
-                "--image {word} must be service=image with a service among {} (e.g. \
-                 redis=redis:7.4)",
-                SERVICES.join(", ")
-            )));
-        };
-        images.insert(service.to_string(), image.to_string());
-    }
-    if let Some(why) = kind.unavailable(lock.service().name(), &images, needs.server_clock) {
-        return Err(bad(why));
-    }
-    Ok((kind, images))
-}
-
 fn refuse_runaway_schedule(
     args: &RunArgs,
     nemeses: &[&'static dyn Nemesis],

@@ -14,6 +14,8 @@ use std::process::Command;
 
 use anyhow::Result;
 
+use crate::bad_input::bad;
+
 /// The node the protected resource runs on.
 pub const RESOURCE_NODE: &str = "resource";
 
@@ -123,6 +125,42 @@ pub fn find(name: &str) -> Option<&'static dyn RuntimeKind> {
 
 pub fn names() -> Vec<&'static str> {
     RUNTIMES.iter().map(|r| r.name()).collect()
+}
+
+/// The services `--image` can name.
+pub const SERVICES: &[&str] = &["redis", "etcd", "zookeeper"];
+
+/// `--runtime` and `--image`, checked against the machine: a runtime that cannot work here
+/// (no Docker engine, a missing image) stops the run before anything is created.
+pub fn choose(
+    name: &str,
+    image_flags: &[String],
+    service: &str,
+    server_clock: bool,
+) -> Result<(&'static dyn RuntimeKind, BTreeMap<String, String>)> {
+    let kind = find(name).ok_or_else(|| {
+        bad(format!(
+            "--runtime {name} is not a runtime lockpick knows: use one of {}",
+            names().join(", ")
+        ))
+    })?;
+    let mut images = BTreeMap::new();
+    for word in image_flags {
+        let Some((service, image)) = word.split_once('=').filter(|(s, i)| {
+            SERVICES.contains(s) && !i.is_empty() && !i.contains(char::is_whitespace)
+        }) else {
+            return Err(bad(format!(
+                "--image {word} must be service=image with a service among {} (e.g. \
+                 redis=redis:7.4)",
+                SERVICES.join(", ")
+            )));
+        };
+        images.insert(service.to_string(), image.to_string());
+    }
+    if let Some(why) = kind.unavailable(service, &images, server_clock) {
+        return Err(bad(why));
+    }
+    Ok((kind, images))
 }
 
 impl std::fmt::Debug for dyn RuntimeKind {
