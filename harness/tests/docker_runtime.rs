@@ -271,7 +271,7 @@ fn redis_in_containers_breaks_as_in_namespaces_and_names_each_version() {
 }
 
 #[test]
-fn clock_jumps_and_partitions_take_effect_inside_containers() {
+fn etcd_pauses_partitions_and_clock_jumps_take_effect_inside_containers() {
     let engine = Engine::with_images(&[("bookworm", &["node", "redis", "etcd"])]);
 
     // libfaketime mounted into the Redlock servers' containers: Redis's own TIME moved.
@@ -290,6 +290,16 @@ fn clock_jumps_and_partitions_take_effect_inside_containers() {
         let expected = jump["value"]["expected_offset_ms"].as_i64().unwrap();
         assert!((measured - expected).abs() < 500, "{jump}");
     }
+
+    // etcd under pause-holder, fenced: overlaps, but the fence turns every stale write away.
+    let store = tempfile::tempdir().unwrap();
+    let r = engine.run(
+        store.path(),
+        "--lock etcd --nemesis pause-holder --fencing on --time-limit 8s --seed 7",
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.overlaps() > 0, "{}", r.stdout);
+    assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
 
     // nft in the etcd containers' namespaces cuts the holder off: its lease ends while it
     // works, another client gets the lock, and the fence refuses the old holder.
