@@ -86,10 +86,6 @@ impl Engine {
         engine
     }
 
-    fn docker(&self, args: &[&str]) -> std::process::Output {
-        docker_at(&self.host, args)
-    }
-
     fn lockpick(&self) -> Command {
         let mut command = lockpick();
         command.env("DOCKER_HOST", &self.host);
@@ -109,21 +105,17 @@ impl Engine {
             .unwrap();
         let run = finished(store, output);
         // Nothing of the run is left: `finished` checked namespaces, files and processes.
-        let prefix = setup_line(&run.dir)["value"]["prefix"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        assert!(
-            self.containers_of(&prefix).is_empty(),
-            "containers left behind"
-        );
+        let prefix = setup_line(&run.dir)["value"]["prefix"].clone();
+        let left = self.containers_of(prefix.as_str().unwrap());
+        assert!(left.is_empty(), "containers left behind: {left:?}");
         run
     }
 
     /// The containers a run left, by its prefix.
     fn containers_of(&self, prefix: &str) -> Vec<String> {
         let filter = format!("label=lockpick.prefix={prefix}");
-        let out = self.docker(&["ps", "--all", "--filter", &filter, "--format", "{{.Names}}"]);
+        let listing = ["ps", "--all", "--filter", &filter, "--format", "{{.Names}}"];
+        let out = docker_at(&self.host, &listing);
         assert!(
             out.status.success(),
             "{}",
