@@ -1,6 +1,6 @@
 //! `lockpick clean`: removes what crashed runs left behind. It finds them by their prefix, skips
 //! runs whose controller is still alive (see `run_prefix::liveness`), resumes and kills their
-//! processes, and deletes their namespaces.
+//! processes, and deletes their namespaces and containers.
 //!
 //! Its report goes to standard output line by line, and a reader that goes away
 //! (`lockpick clean | head -1`) must not stop the cleaning half-way: write errors are ignored.
@@ -71,6 +71,12 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
         }
     }
     let mut runs = leftovers();
+    // Containers of the Docker runtime, by their run's prefix.
+    let mut containers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (prefix, name) in crate::runtime::docker::leftover_containers() {
+        runs.entry(prefix.clone()).or_default();
+        containers.entry(prefix).or_default().push(name);
+    }
     if let Some(only) = &args.prefix {
         runs.retain(|prefix, _| prefix == only);
     }
@@ -103,6 +109,24 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                     ));
                     removed += 1;
                 }
+                Err(e) => complain(format_args!("{prefix}: {e:#}")),
+            }
+        }
+        let names = containers
+            .get(prefix)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if args.dry_run && !names.is_empty() {
+            say(format_args!(
+                "{prefix}: would remove containers {}",
+                names.join(" ")
+            ));
+        } else if !names.is_empty() {
+            match crate::runtime::docker::remove_containers(names) {
+                Ok(()) => say(format_args!(
+                    "{prefix}: removed containers {}",
+                    names.join(" ")
+                )),
                 Err(e) => complain(format_args!("{prefix}: {e:#}")),
             }
         }

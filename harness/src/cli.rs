@@ -25,7 +25,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Start the lock service, run contending clients under faults, record and check the history.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run a matrix of locks × nemeses × fencing modes and write the comparison table.
     Compare(CompareArgs),
     /// Re-check a stored history offline.
@@ -97,6 +97,15 @@ impl TypedValueParser for LockValues {
             .unwrap_or_default();
         Some(Box::new(built_in.into_iter().chain(std::iter::once(exec))))
     }
+}
+
+/// The `--runtime` values: every runtime in the catalogue.
+fn runtime_values() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        crate::runtime::RUNTIMES
+            .iter()
+            .map(|r| PossibleValue::new(r.name()).help(r.about())),
+    )
 }
 
 /// The `--nemesis` values: `none` and every nemesis in the catalogue.
@@ -191,6 +200,13 @@ pub struct RunArgs {
     /// Folder that keeps every run (`<store>/<lock>-<nemesis>/<time>/`).
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
+    /// Where the nodes live.
+    #[arg(long, value_parser = runtime_values(), default_value = "netns")]
+    pub runtime: String,
+    /// The server image of a service under `--runtime docker`, as `service=image`
+    /// (e.g. `redis=redis:7.4`); repeat for several services.
+    #[arg(long = "image", value_name = "SERVICE=IMAGE")]
+    pub images: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -269,9 +269,15 @@ fn expectations_that_hold_exit_0_although_a_cell_is_invalid() {
     let _ = std::fs::remove_file(&shot);
     let dom = chromium(&c.dir.join("compare.html"), &["--dump-dom".to_string()]);
     let dom = String::from_utf8_lossy(&dom.stdout).to_string();
-    assert!(dom.contains("class=\"grid\""), "no grid in the rendered page");
+    assert!(
+        dom.contains("class=\"grid\""),
+        "no grid in the rendered page"
+    );
     assert!(dom.contains("<td class=\"valid\""), "no valid cell drawn");
-    assert!(dom.contains("<td class=\"invalid\""), "no invalid cell drawn");
+    assert!(
+        dom.contains("<td class=\"invalid\""),
+        "no invalid cell drawn"
+    );
     chromium(
         &c.dir.join("compare.html"),
         &[
@@ -289,7 +295,12 @@ fn expectations_that_hold_exit_0_although_a_cell_is_invalid() {
 fn chromium(page: &Path, last: &[String]) -> std::process::Output {
     let profile = tempfile::tempdir().unwrap();
     std::process::Command::new("chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+        ])
         .args(["--no-first-run", "--disable-background-networking"])
         .args(["--disable-component-update", "--disable-sync"])
         .arg(format!("--user-data-dir={}", profile.path().display()))

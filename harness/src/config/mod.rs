@@ -1,5 +1,6 @@
 //! A run's configuration, validated from the command line before anything is created.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -13,7 +14,8 @@ pub use duration::parse_duration;
 
 use crate::cli::{Fencing, PartitionMode, RunArgs};
 use crate::locks::{self, Lock};
-use crate::nemesis::{self, Nemesis};
+use crate::nemesis::{self, Needs, Nemesis};
+use crate::runtime::{self, RuntimeKind};
 use crate::schedule::Schedule;
 use crate::schedule_check;
 
@@ -56,12 +58,24 @@ pub struct RunConfig {
     #[serde(serialize_with = "as_millis")]
     pub op_timeout: Duration,
     pub store: PathBuf,
+    /// Where the nodes live.
+    #[serde(serialize_with = "runtime_name")]
+    pub runtime: &'static dyn RuntimeKind,
+    /// Server images by service (`--runtime docker`).
+    pub images: BTreeMap<String, String>,
     /// The exact command line, to reproduce the run.
     pub command: Vec<String>,
 }
 
 fn lock_name<S: serde::Serializer>(lock: &&'static dyn Lock, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(lock.name())
+}
+
+fn runtime_name<S: serde::Serializer>(
+    runtime: &&'static dyn RuntimeKind,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(runtime.name())
 }
 
 fn nemesis_names<S: serde::Serializer>(
@@ -228,6 +242,15 @@ impl RunConfig {
                 args.time_limit
             )));
         }
+        let needs = nemeses
+            .iter()
+            .fold(Needs::default(), |needs, n| needs.union(n.needs()));
+        let (runtime, images) = runtime::choose(
+            &args.runtime,
+            &args.images,
+            lock.service().name(),
+            needs.server_clock,
+        )?;
         let config = RunConfig {
             lock,
             nemeses,
@@ -251,6 +274,8 @@ impl RunConfig {
             // before they open the log files the store holds.
             store: std::path::absolute(&args.store)
                 .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?,
+            runtime,
+            images,
             command,
         };
         if config.schedule.is_none() && !config.nemeses.is_empty() {

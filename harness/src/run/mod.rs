@@ -61,6 +61,8 @@ struct RunInfo<'a> {
     /// Why the verdict is `unknown` although the history alone would say `valid`.
     downgraded: &'a [String],
     config: &'a RunConfig,
+    /// Each service's server version, as the setup line records it.
+    server_versions: &'a serde_json::Value,
 }
 
 /// Runs one test and checks its history. `interrupt` is set by Ctrl-C or SIGTERM.
@@ -102,6 +104,9 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
             crashed_clients: &crashed_clients,
             downgraded: &downgraded,
             config,
+            server_versions: ops.first().map_or(&serde_json::Value::Null, |setup| {
+                &setup.value["server_versions"]
+            }),
         },
         results: &results,
     };

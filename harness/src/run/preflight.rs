@@ -19,7 +19,11 @@ pub fn preflight(config: &RunConfig) -> Result<()> {
         missing.push(("ip", "iproute2"));
     }
     let needs = config.needs();
-    let mut requirements = config.lock.service().requirements();
+    // Servers from an image need nothing installed on the host.
+    let mut requirements = match config.runtime.servers_from_host() {
+        true => config.lock.service().requirements(),
+        false => Vec::new(),
+    };
     if needs.firewall {
         requirements.push(Requirement {
             program: "nft",

@@ -23,8 +23,7 @@ use crate::firewall;
 use crate::history_log::HistoryLog;
 use crate::nemesis::window::RESOURCE_NODE;
 use crate::run_prefix::RunPrefix;
-use crate::runtime::netns::NetnsRuntime;
-use crate::runtime::{Node, Runtime};
+use crate::runtime::{Node, Runtime, RuntimeSettings};
 use crate::schedule::Schedule;
 use crate::scheduler::Scheduler;
 use crate::scratch::Scratch;
@@ -36,15 +35,28 @@ const RESOURCE_PORT: u16 = 7000;
 pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workload> {
     let logs = dir.join(store::LOGS);
     let scratch = Scratch::create(&prefix.name)?;
-    let mut runtime: Box<dyn Runtime> =
-        Box::new(NetnsRuntime::create(&prefix.name, prefix.subnet())?);
-    let mut children = Children::default();
     let mut service = config.lock.service();
     let shape = config.shape();
+    let mut runtime: Box<dyn Runtime> = config.runtime.create(&RuntimeSettings {
+        prefix: &prefix.name,
+        subnet: prefix.subnet(),
+        service: service.name(),
+        servers: &shape.servers,
+        images: &config.images,
+        shared: vec![dir.to_path_buf(), scratch.path.clone()],
+    })?;
+    let mut children = Children::default();
     let mut nodes = BTreeMap::new();
+    let making = Instant::now();
     for name in shape.everyone() {
         nodes.insert(name.clone(), runtime.add_node(name)?);
     }
+    eprintln!(
+        "lockpick: {} node(s) up in {:.2} s ({} runtime)",
+        nodes.len(),
+        making.elapsed().as_secs_f64(),
+        config.runtime.name()
+    );
     let needs = config.needs();
     if needs.firewall {
         for node in nodes.values() {
@@ -69,6 +81,13 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         servers.len(),
         started.elapsed().as_secs_f64()
     );
+    // Every node of a service runs the same build: the first one speaks for all.
+    let server_versions: BTreeMap<&str, String> = servers
+        .first()
+        .and_then(|node| service.server_version(runtime.as_ref(), node))
+        .map(|version| (service.name(), version))
+        .into_iter()
+        .collect();
     let endpoints: BTreeMap<String, SocketAddr> = servers
         .iter()
         .zip(service.endpoints())
@@ -100,6 +119,9 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             "seed": config.seed,
             "prefix": prefix.name,
             "servers": service.endpoints(),
+            "runtime": config.runtime.name(),
+            "runtime_facts": runtime.facts(),
+            "server_versions": server_versions,
         }),
     ))?;
 

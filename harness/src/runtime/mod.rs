@@ -1,13 +1,20 @@
 //! Where nodes live. A node is one isolated host with its own address on the run's private
 //! network: a lock-service server, the protected resource, or a client.
+//!
+//! Runtimes are a catalogue like locks and nemeses: `RUNTIMES` lists them, `--runtime` picks
+//! one by name, and the run's setup creates it through `find`.
 
+pub mod docker;
 pub mod netns;
 
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Result;
+
+use crate::bad_input::bad;
 
 /// The node the protected resource runs on.
 pub const RESOURCE_NODE: &str = "resource";
@@ -27,11 +34,34 @@ pub trait Runtime {
     /// Adds a node with its own address on the run's private network.
     fn add_node(&mut self, name: &str) -> Result<Node>;
 
-    /// A command that will run `program` inside `node`. The process is put in its own process
-    /// group (Ctrl-C reaches only the controller, which tears down in order) and is killed if the
-    /// controller dies. Spawn it from the main thread: the kernel's parent-death signal follows
-    /// the spawning thread.
+    /// A command that will run the host's `program` with its network inside `node` (the
+    /// harness's own tools and processes: nft, the resource, the clients). The process is put in
+    /// its own process group (Ctrl-C reaches only the controller, which tears down in order) and
+    /// is killed if the controller dies. Spawn it from the main thread: the kernel's
+    /// parent-death signal follows the spawning thread.
     fn command(&self, node: &Node, program: &Path) -> Result<Command>;
+
+    /// A command that runs `program` as the node's own system sees it: a lock-service server.
+    /// In the namespace runtime that is the host's file system; in a container it is the
+    /// image's. Same process rules as `command`.
+    fn server_command(&self, node: &Node, program: &Path) -> Result<Command> {
+        self.command(node, program)
+    }
+
+    /// Finds `program` where `server_command` would run it.
+    fn find_program(&self, _node: &Node, program: &str) -> Option<PathBuf> {
+        crate::service::find_program(program)
+    }
+
+    /// Why a server on `node` cannot run under libfaketime, if it cannot.
+    fn refuses_faketime(&self, _node: &Node) -> Option<String> {
+        None
+    }
+
+    /// What the setup line records about the runtime beyond its name (the images in use).
+    fn facts(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 
     /// The node's network namespace, for threads that must create sockets inside it (the delay
     /// proxies).
@@ -43,4 +73,98 @@ pub trait Runtime {
     /// Kills whatever still runs in the nodes and removes them and the network. Returns what
     /// could not be removed.
     fn teardown(&mut self) -> Vec<String>;
+}
+
+/// What a runtime is created with.
+pub struct RuntimeSettings<'a> {
+    /// The run's prefix: every name the runtime gives carries it.
+    pub prefix: &'a str,
+    /// The run's private /24.
+    pub subnet: [u8; 3],
+    /// The lock service the servers run (`redis`, `etcd`, `zookeeper`).
+    pub service: &'a str,
+    /// The server nodes, by name; every other node is a client or the resource.
+    pub servers: &'a [String],
+    /// `--image service=<image>`: the server image asked for, by service.
+    pub images: &'a BTreeMap<String, String>,
+    /// Host folders the servers must see at the same path (the run's folder, its scratch).
+    pub shared: Vec<PathBuf>,
+}
+
+/// One entry of the runtime catalogue.
+pub trait RuntimeKind: Sync {
+    /// The `--runtime` value.
+    fn name(&self) -> &'static str;
+
+    /// One line for `--help`.
+    fn about(&self) -> &'static str;
+
+    /// Why this runtime cannot be used on this machine with these images, if it cannot (the run
+    /// stops with exit 254 and this line before anything is created). `server_clock`: a clock
+    /// nemesis will run the servers under libfaketime.
+    fn unavailable(
+        &self,
+        service: &str,
+        images: &BTreeMap<String, String>,
+        server_clock: bool,
+    ) -> Option<String>;
+
+    /// Whether the servers run the host's installed programs (else an image's).
+    fn servers_from_host(&self) -> bool {
+        true
+    }
+
+    fn create(&self, settings: &RuntimeSettings) -> Result<Box<dyn Runtime>>;
+}
+
+pub static RUNTIMES: &[&dyn RuntimeKind] = &[&netns::Netns, &docker::Docker];
+
+pub fn find(name: &str) -> Option<&'static dyn RuntimeKind> {
+    RUNTIMES.iter().copied().find(|r| r.name() == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    RUNTIMES.iter().map(|r| r.name()).collect()
+}
+
+/// The services `--image` can name.
+pub const SERVICES: &[&str] = &["redis", "etcd", "zookeeper"];
+
+/// `--runtime` and `--image`, checked against the machine: a runtime that cannot work here
+/// (no Docker engine, a missing image) stops the run before anything is created.
+pub fn choose(
+    name: &str,
+    image_flags: &[String],
+    service: &str,
+    server_clock: bool,
+) -> Result<(&'static dyn RuntimeKind, BTreeMap<String, String>)> {
+    let kind = find(name).ok_or_else(|| {
+        bad(format!(
+            "--runtime {name} is not a runtime lockpick knows: use one of {}",
+            names().join(", ")
+        ))
+    })?;
+    let mut images = BTreeMap::new();
+    for word in image_flags {
+        let Some((service, image)) = word.split_once('=').filter(|(s, i)| {
+            SERVICES.contains(s) && !i.is_empty() && !i.contains(char::is_whitespace)
+        }) else {
+            return Err(bad(format!(
+                "--image {word} must be service=image with a service among {} (e.g. \
+                 redis=redis:7.4)",
+                SERVICES.join(", ")
+            )));
+        };
+        images.insert(service.to_string(), image.to_string());
+    }
+    if let Some(why) = kind.unavailable(service, &images, server_clock) {
+        return Err(bad(why));
+    }
+    Ok((kind, images))
+}
+
+impl std::fmt::Debug for dyn RuntimeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }

@@ -15,7 +15,37 @@ use nix::sched::{setns, CloneFlags};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use super::{Node, Runtime};
+use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
+
+/// The catalogue entry: `--runtime netns`.
+pub struct Netns;
+
+impl RuntimeKind for Netns {
+    fn name(&self) -> &'static str {
+        "netns"
+    }
+
+    fn about(&self) -> &'static str {
+        "Every node a network namespace, servers from the host's packages (the default: fast, \
+         nothing to install)."
+    }
+
+    fn unavailable(
+        &self,
+        _service: &str,
+        images: &std::collections::BTreeMap<String, String>,
+        _server_clock: bool,
+    ) -> Option<String> {
+        (!images.is_empty()).then(|| "--image needs --runtime docker".to_string())
+    }
+
+    fn create(&self, settings: &RuntimeSettings) -> Result<Box<dyn Runtime>> {
+        Ok(Box::new(NetnsRuntime::create(
+            settings.prefix,
+            settings.subnet,
+        )?))
+    }
+}
 
 pub struct NetnsRuntime {
     prefix: String,
@@ -54,38 +84,7 @@ impl Runtime for NetnsRuntime {
     }
 
     fn add_node(&mut self, name: &str) -> Result<Node> {
-        let host = self.nodes.len() + 10;
-        if host > 254 {
-            bail!("too many nodes for one /24");
-        }
-        let [a, b, c] = self.subnet;
-        let node = Node {
-            name: name.to_string(),
-            host_name: format!("{}-{name}", self.prefix),
-            ip: Ipv4Addr::new(a, b, c, host as u8),
-        };
-        let ns = node.host_name.as_str();
-        ip(&["netns", "add", ns])?;
-        self.namespaces.push(ns.to_string());
-        let port = format!("v{host}");
-        let sw = self.switch.as_str();
-        ip(&[
-            "-n", sw, "link", "add", &port, "type", "veth", "peer", "name", "eth0", "netns", ns,
-        ])?;
-        ip(&["-n", sw, "link", "set", &port, "master", "bridge0", "up"])?;
-        ip(&[
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/24", node.ip),
-            "dev",
-            "eth0",
-        ])?;
-        ip(&["-n", ns, "link", "set", "eth0", "up"])?;
-        ip(&["-n", ns, "link", "set", "lo", "up"])?;
-        self.nodes.push(node.clone());
-        Ok(node)
+        self.add_node_in(name, |ns| ip(&["netns", "add", ns]))
     }
 
     fn command(&self, node: &Node, program: &Path) -> Result<Command> {
@@ -128,6 +127,49 @@ impl Runtime for NetnsRuntime {
     }
 }
 
+impl NetnsRuntime {
+    /// Adds a node whose namespace `make_namespace` creates under the node's host name (a
+    /// fresh one, or another runtime's attached by name), and wires it to the switch.
+    pub fn add_node_in(
+        &mut self,
+        name: &str,
+        make_namespace: impl FnOnce(&str) -> Result<()>,
+    ) -> Result<Node> {
+        let host = self.nodes.len() + 10;
+        if host > 254 {
+            bail!("too many nodes for one /24");
+        }
+        let [a, b, c] = self.subnet;
+        let node = Node {
+            name: name.to_string(),
+            host_name: format!("{}-{name}", self.prefix),
+            ip: Ipv4Addr::new(a, b, c, host as u8),
+        };
+        let ns = node.host_name.as_str();
+        make_namespace(ns)?;
+        self.namespaces.push(ns.to_string());
+        let port = format!("v{host}");
+        let sw = self.switch.as_str();
+        ip(&[
+            "-n", sw, "link", "add", &port, "type", "veth", "peer", "name", "eth0", "netns", ns,
+        ])?;
+        ip(&["-n", sw, "link", "set", &port, "master", "bridge0", "up"])?;
+        ip(&[
+            "-n",
+            ns,
+            "addr",
+            "add",
+            &format!("{}/24", node.ip),
+            "dev",
+            "eth0",
+        ])?;
+        ip(&["-n", ns, "link", "set", "eth0", "up"])?;
+        ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        self.nodes.push(node.clone());
+        Ok(node)
+    }
+}
+
 impl Drop for NetnsRuntime {
     fn drop(&mut self) {
         for problem in self.teardown() {
@@ -136,7 +178,7 @@ impl Drop for NetnsRuntime {
     }
 }
 
-fn open_namespace(name: &str) -> Result<File> {
+pub fn open_namespace(name: &str) -> Result<File> {
     File::open(format!("/run/netns/{name}")).with_context(|| format!("no namespace {name}"))
 }
 

@@ -10,13 +10,16 @@ use lockpick_workloads::etcd_gateway::{member_names, EtcdGateway};
 use lockpick_workloads::Outcome;
 use serde_json::json;
 
-use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
+use super::{program_output, Launch, LockService, Requirement, ServiceSetup};
+use crate::runtime::{Node, Runtime};
 
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;
 
 pub struct EtcdService {
     endpoints: Vec<String>,
+    /// The etcd the members run, once started.
+    program: Option<std::path::PathBuf>,
 }
 
 impl Default for EtcdService {
@@ -29,11 +32,24 @@ impl EtcdService {
     pub fn new() -> EtcdService {
         EtcdService {
             endpoints: Vec::new(),
+            program: None,
         }
     }
 }
 
 impl LockService for EtcdService {
+    fn name(&self) -> &'static str {
+        "etcd"
+    }
+
+    /// `etcd --version`: `etcd Version: 3.4.23` on its first line.
+    fn server_version(&self, runtime: &dyn Runtime, node: &Node) -> Option<String> {
+        let text = program_output(runtime, node, self.program.as_ref()?, &["--version"])?;
+        text.lines()
+            .find_map(|line| line.strip_prefix("etcd Version:"))
+            .map(|v| v.trim().to_string())
+    }
+
     fn requirements(&self) -> Vec<Requirement> {
         vec![Requirement {
             program: "etcd",
@@ -46,7 +62,12 @@ impl LockService for EtcdService {
     }
 
     fn start(&mut self, setup: &mut ServiceSetup) -> Result<()> {
-        let program = find_program("etcd").context("etcd is not installed")?;
+        let first = setup.nodes.first().context("no node for etcd")?;
+        let program = setup
+            .runtime
+            .find_program(first, "etcd")
+            .context("etcd is not installed")?;
+        self.program = Some(program.clone());
         let cluster: Vec<String> = setup
             .nodes
             .iter()

@@ -37,6 +37,13 @@ impl Requirement {
 /// log in the error); every process it starts is registered in `children`, so the run can pause
 /// and stop it.
 pub trait LockService {
+    /// The service's name, as `--image` and the setup line's `server_versions` know it.
+    fn name(&self) -> &'static str;
+
+    /// The version of the server running on `node` (after `start`), as the server reports it;
+    /// `None` if it cannot say.
+    fn server_version(&self, runtime: &dyn Runtime, node: &Node) -> Option<String>;
+
     /// Programs that must be installed before a run starts.
     fn requirements(&self) -> Vec<Requirement>;
 
@@ -96,7 +103,7 @@ impl Launch {
             .open(&self.log)
             .with_context(|| format!("cannot open {}", self.log.display()))?;
         runtime
-            .command(&self.node, &self.program)?
+            .server_command(&self.node, &self.program)?
             .args(&self.args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
@@ -126,6 +133,12 @@ impl ServiceSetup<'_> {
     pub fn launch(&mut self, mut launch: Launch, fakeable: bool) -> Result<()> {
         if self.faketime && !fakeable {
             bail!("{} cannot run under libfaketime", launch.program.display());
+        }
+        let refusal = self
+            .faketime
+            .then(|| self.runtime.refuses_faketime(&launch.node));
+        if let Some(Some(why)) = refusal {
+            bail!("cannot shift the clock of {}: {why}", launch.node.name);
         }
         if self.faketime {
             let file = crate::faketime::file(self.scratch, &launch.node.name);
@@ -164,6 +177,27 @@ impl ServiceSetup<'_> {
             || runtime.probe(node, Box::new(ready.clone())),
         )
     }
+}
+
+/// What `program args` prints on standard output, run as the node's server would be.
+pub fn program_output(
+    runtime: &dyn Runtime,
+    node: &Node,
+    program: &Path,
+    args: &[&str],
+) -> Option<String> {
+    let output = runtime
+        .server_command(node, program)
+        .ok()?
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// Finds `program` on the PATH.

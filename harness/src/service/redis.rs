@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
+use super::{program_output, Launch, LockService, Requirement, ServiceSetup};
 use crate::runtime::{Node, Runtime};
 
 pub const PORT: u16 = 6379;
@@ -13,6 +13,8 @@ pub const PORT: u16 = 6379;
 pub struct RedisService {
     nodes: usize,
     endpoints: Vec<String>,
+    /// The redis-server the nodes run, once started.
+    program: Option<std::path::PathBuf>,
 }
 
 impl RedisService {
@@ -20,11 +22,22 @@ impl RedisService {
         RedisService {
             nodes,
             endpoints: Vec::new(),
+            program: None,
         }
     }
 }
 
 impl LockService for RedisService {
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    /// `redis-server --version`: `Redis server v=7.0.15 sha=...`.
+    fn server_version(&self, runtime: &dyn Runtime, node: &Node) -> Option<String> {
+        let text = program_output(runtime, node, self.program.as_ref()?, &["--version"])?;
+        parse_version(&text)
+    }
+
     fn requirements(&self) -> Vec<Requirement> {
         vec![Requirement {
             program: "redis-server",
@@ -37,7 +50,12 @@ impl LockService for RedisService {
     }
 
     fn start(&mut self, setup: &mut ServiceSetup) -> Result<()> {
-        let program = find_program("redis-server").context("redis-server is not installed")?;
+        let first = setup.nodes.first().context("no node for redis-server")?;
+        let program = setup
+            .runtime
+            .find_program(first, "redis-server")
+            .context("redis-server is not installed")?;
+        self.program = Some(program.clone());
         for node in setup.nodes {
             let log = setup.logs.join(format!("redis-{}.log", node.name));
             let mut launch = Launch::new(node, program.clone(), log.clone());
@@ -107,4 +125,23 @@ fn ping(url: &str) -> Result<()> {
         bail!("PING answered {reply:?}");
     }
     Ok(())
+}
+
+/// The `v=` word of `redis-server --version`.
+fn parse_version(text: &str) -> Option<String> {
+    text.split_whitespace()
+        .find_map(|word| word.strip_prefix("v="))
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_version;
+
+    #[test]
+    fn the_version_is_the_v_word() {
+        let text = "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=1\n";
+        assert_eq!(parse_version(text).as_deref(), Some("7.0.15"));
+        assert_eq!(parse_version("no version here"), None);
+    }
 }

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{find_program, Launch, LockService, Requirement, ServiceSetup};
+use super::{Launch, LockService, Requirement, ServiceSetup};
+use crate::runtime::{Node, Runtime};
 
 pub const CLIENT_PORT: u16 = 2181;
 const JAR: &str = "/usr/share/java/zookeeper.jar";
@@ -34,6 +35,32 @@ impl ZookeeperService {
 }
 
 impl LockService for ZookeeperService {
+    fn name(&self) -> &'static str {
+        "zookeeper"
+    }
+
+    /// `srvr`'s first line: `Zookeeper version: 3.8.0-debian--1, built on ...`.
+    fn server_version(&self, runtime: &dyn Runtime, node: &Node) -> Option<String> {
+        let address = SocketAddr::from((node.ip, CLIENT_PORT));
+        let (sender, answer) = std::sync::mpsc::channel();
+        runtime
+            .probe(
+                node,
+                Box::new(move || {
+                    let _ = sender.send(srvr(address)?);
+                    Ok(())
+                }),
+            )
+            .ok()?;
+        let text = answer.try_recv().ok()?;
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("Zookeeper version:"))?;
+        let version = line.split(',').next()?.trim();
+        // Debian's build leaves its commit placeholder unfilled: `3.8.0-${mvngit.commit.id}`.
+        Some(version.split("-${").next()?.to_string())
+    }
+
     fn requirements(&self) -> Vec<Requirement> {
         vec![
             Requirement {
@@ -52,7 +79,11 @@ impl LockService for ZookeeperService {
     }
 
     fn start(&mut self, setup: &mut ServiceSetup) -> Result<()> {
-        let java = find_program("java").context("java is not installed")?;
+        let first = setup.nodes.first().context("no node for ZooKeeper")?;
+        let java = setup
+            .runtime
+            .find_program(first, "java")
+            .context("java is not installed")?;
         let servers: String = setup
             .nodes
             .iter()
@@ -83,6 +114,10 @@ impl LockService for ZookeeperService {
                     "-Xmx128m",
                     "-XX:+UseSerialGC",
                     "-XX:TieredStopAtLevel=1",
+                    // In a container the server keeps the controller's cgroup, which the
+                    // container's /sys/fs/cgroup does not hold: the JVM's container probe
+                    // would fail on it. The heap is sized above anyway.
+                    "-XX:-UseContainerSupport",
                 ])
                 .arg("-Djava.net.preferIPv4Stack=true")
                 .args(["-cp", &format!("{JAR}:{LOGGER_JAR}")])
@@ -106,13 +141,19 @@ impl LockService for ZookeeperService {
 
 /// Ready: `srvr` reports a mode (leader or follower); `ruok` answers too early.
 fn serving(address: SocketAddr) -> Result<()> {
+    let answer = srvr(address)?;
+    if !answer.contains("Mode:") {
+        bail!("srvr answered {answer:?}");
+    }
+    Ok(())
+}
+
+/// The four-letter word `srvr`'s answer.
+fn srvr(address: SocketAddr) -> Result<String> {
     let mut stream = TcpStream::connect_timeout(&address, Duration::from_millis(500))?;
     stream.set_read_timeout(Some(Duration::from_millis(500)))?;
     stream.write_all(b"srvr")?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer)?;
-    if !answer.contains("Mode:") {
-        bail!("srvr answered {answer:?}");
-    }
-    Ok(())
+    Ok(answer)
 }
