@@ -14,8 +14,6 @@ use std::io::BufRead;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::record::Record;
-
 /// Who performed an operation: a numbered client, or a named actor of the harness.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -153,9 +151,9 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// being trustworthy. After the first malformed line the iterator ends.
 pub struct Lines<R> {
     reader: R,
-    buffer: Vec<u8>,
+    pub(crate) buffer: Vec<u8>,
     line: usize,
-    operations: u64,
+    pub(crate) operations: u64,
     done: bool,
 }
 
@@ -204,7 +202,7 @@ impl<R: BufRead> Lines<R> {
 
     /// Reads up to the next line that is not blank and gives its number; `None` at the end of
     /// input. The line is left in `self.buffer`.
-    fn next_line(&mut self) -> Result<Option<usize>, Malformed> {
+    pub(crate) fn next_line(&mut self) -> Result<Option<usize>, Malformed> {
         loop {
             if !self.read_line()? {
                 return Ok(None);
@@ -224,29 +222,16 @@ impl<R: BufRead> Lines<R> {
         count(&mut self.operations, number, op.index)?;
         Ok(Some((number, op)))
     }
-
-    /// The next operation decoded in place, borrowing from the reader's line buffer: the
-    /// streaming checker's way through a history, which keeps nothing of a line it has read.
-    /// After an error the history is over for the caller (the error says where it broke).
-    pub fn next_record(&mut self) -> Result<Option<(usize, Record<'_>)>, Malformed> {
-        let Some(number) = self.next_line()? else {
-            return Ok(None);
-        };
-        let record = Record::parse(text_of(&self.buffer, number)?)
-            .map_err(|e| not_an_operation(number, e))?;
-        count(&mut self.operations, number, record.index)?;
-        Ok(Some((number, record)))
-    }
 }
 
-fn text_of(buffer: &[u8], number: usize) -> Result<&str, Malformed> {
+pub(crate) fn text_of(buffer: &[u8], number: usize) -> Result<&str, Malformed> {
     std::str::from_utf8(buffer)
         .map(str::trim)
         .map_err(|_| Malformed::at(number, "not valid UTF-8"))
 }
 
 /// Checks that `index` is the next one expected, and counts it.
-fn count(operations: &mut u64, number: usize, index: u64) -> Result<(), Malformed> {
+pub(crate) fn count(operations: &mut u64, number: usize, index: u64) -> Result<(), Malformed> {
     if index != *operations {
         return Err(Malformed::at(
             number,
@@ -257,7 +242,7 @@ fn count(operations: &mut u64, number: usize, index: u64) -> Result<(), Malforme
     Ok(())
 }
 
-fn not_an_operation(number: usize, e: serde_json::Error) -> Malformed {
+pub(crate) fn not_an_operation(number: usize, e: serde_json::Error) -> Malformed {
     Malformed::at(number, format!("not a history operation: {e}"))
 }
 

@@ -15,7 +15,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::history::{Op, OpType, Process, F};
+use std::io::BufRead;
+
+use crate::history::{count, not_an_operation, text_of, Lines, Malformed, Op, OpType, Process, F};
 
 /// Who performed an operation, borrowed from the line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,6 +130,21 @@ impl<'a> Record<'a> {
     /// Line number (1-based) of this record in a history written one op per line from 0.
     pub fn line(&self) -> usize {
         self.index as usize + 1
+    }
+}
+
+impl<R: BufRead> Lines<R> {
+    /// The next operation decoded in place, borrowing from the reader's line buffer: the
+    /// streaming checker's way through a history, which keeps nothing of a line it has read.
+    /// After an error the history is over for the caller (the error says where it broke).
+    pub fn next_record(&mut self) -> Result<Option<(usize, Record<'_>)>, Malformed> {
+        let Some(number) = self.next_line()? else {
+            return Ok(None);
+        };
+        let record = Record::parse(text_of(&self.buffer, number)?)
+            .map_err(|e| not_an_operation(number, e))?;
+        count(&mut self.operations, number, record.index)?;
+        Ok(Some((number, record)))
     }
 }
 

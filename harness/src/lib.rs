@@ -22,6 +22,7 @@ pub mod freezer;
 pub mod history_log;
 pub mod locks;
 pub mod nemesis;
+pub mod program;
 pub mod report;
 pub mod resource;
 pub mod run;

@@ -1,68 +1,14 @@
 //! Builds the model one operation at a time, so a history can be judged while it is read,
 //! keeping only what the checkers need rather than every line.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Access, AccessKind, FaultWindow, FinalState, Hold, Lease, Model};
+use super::values::{parse, AccessValue, ClientValue, FaultValue, RenewValue};
+use super::{Access, FaultWindow, FinalState, Hold, Lease, Model};
 use crate::history::{Malformed, Op, OpType, Process, F};
 use crate::record::{Record, Who};
-
-#[derive(Deserialize)]
-struct ClientValue<'a> {
-    #[serde(borrow)]
-    acquisition: Cow<'a, str>,
-    #[serde(default)]
-    token: Option<u64>,
-    #[serde(default)]
-    lease: Option<Lease>,
-    #[serde(default)]
-    granted_after: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct RenewValue<'a> {
-    #[serde(borrow)]
-    acquisition: Cow<'a, str>,
-    lease: Lease,
-}
-
-#[derive(Deserialize)]
-struct AccessValue<'a> {
-    seq: u64,
-    process: u64,
-    #[serde(borrow)]
-    acquisition: Cow<'a, str>,
-    #[serde(default)]
-    token: Option<u64>,
-    op: AccessKind,
-    #[serde(default)]
-    value: i64,
-}
-
-#[derive(Deserialize)]
-struct FaultValue {
-    id: u64,
-    fault: String,
-    #[serde(default)]
-    targets: Vec<String>,
-    #[serde(default)]
-    nemesis: Option<String>,
-    #[serde(default)]
-    effective: Option<bool>,
-}
-
-fn parse<'a, T: Deserialize<'a>>(op: &Record<'a>) -> Result<T, Malformed> {
-    op.value.decode().map_err(|e| {
-        Malformed::at(
-            op.line(),
-            format!("bad value for {:?} {:?}: {e}", op.kind, op.f),
-        )
-    })
-}
 
 /// A client's open invocation: its completion must match it. Each client keeps its entry
 /// (`open` false between operations) so that the acquisition's text is copied into a buffer
@@ -409,24 +355,4 @@ impl Builder {
 
 fn line_of_index(index: u64) -> usize {
     index as usize + 1
-}
-
-/// Decodes a record's value into the shape the builder would decode it into, and drops it: the
-/// work no checker can avoid, measured alone as the parsing limit.
-pub fn decode_only(op: &Record<'_>) -> Result<(), String> {
-    fn decode<'a, T: Deserialize<'a>>(op: &Record<'a>) -> Result<(), String> {
-        let value: T = op.value.decode().map_err(|e| e.to_string())?;
-        std::hint::black_box(&value);
-        Ok(())
-    }
-    match (&op.process, op.f) {
-        (Who::Client(_), F::Renew) => decode::<RenewValue>(op),
-        (Who::Client(_), _) => decode::<ClientValue>(op),
-        (Who::Named(_), F::Setup) => decode::<super::Setup>(op),
-        (Who::Named(_), F::FinalRead) if op.kind == OpType::Ok => decode::<FinalState>(op),
-        (Who::Named(_), F::FinalRead) => decode::<Value>(op),
-        (Who::Named(_), F::Access) => decode::<AccessValue>(op),
-        (Who::Named(_), F::Start | F::Stop) => decode::<FaultValue>(op),
-        (Who::Named(_), _) => Ok(()),
-    }
 }

@@ -4,12 +4,14 @@
 //! the checkers themselves only ever see a consistent model.
 
 mod builder;
+mod values;
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use builder::{build, decode_only, Builder};
+pub use builder::{build, Builder};
+pub use values::decode_only;
 
 /// What the lock's own protocol promises about a lease, on the run clock (see
 /// `checkers/HISTORY.md` for the rule of each lock).

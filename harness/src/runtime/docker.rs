@@ -315,7 +315,7 @@ impl Drop for DockerRuntime {
 /// Containers of lockpick runs on this machine's engine, with their run's prefix; empty when
 /// there is no Docker engine to ask.
 pub fn leftover_containers() -> Vec<(String, String)> {
-    if super::super::service::find_program("docker").is_none() {
+    if crate::program::find_program("docker").is_none() {
         return Vec::new();
     }
     let format = format!("{{{{.Names}}}} {{{{.Label \"{PREFIX_LABEL}\"}}}}");

@@ -50,7 +50,7 @@ pub trait Runtime {
 
     /// Finds `program` where `server_command` would run it.
     fn find_program(&self, _node: &Node, program: &str) -> Option<PathBuf> {
-        crate::service::find_program(program)
+        crate::program::find_program(program)
     }
 
     /// Why a server on `node` cannot run under libfaketime, if it cannot.

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+pub use crate::program::find_program;
+
 use crate::children::Children;
 use crate::runtime::{Node, Runtime};
 
@@ -198,14 +200,6 @@ pub fn program_output(
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
-}
-
-/// Finds `program` on the PATH.
-pub fn find_program(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| candidate.is_file())
 }
 
 /// Polls `ready` until it succeeds; fails at once if the process `exited`, or once `timeout`

@@ -1,0 +1,83 @@
+//! The shapes of the values the model decodes, each decoded once, borrowing from its line.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{AccessKind, FinalState, Lease};
+use crate::history::{Malformed, OpType, F};
+use crate::record::{Record, Who};
+
+#[derive(Deserialize)]
+pub(super) struct ClientValue<'a> {
+    #[serde(borrow)]
+    pub(super) acquisition: Cow<'a, str>,
+    #[serde(default)]
+    pub(super) token: Option<u64>,
+    #[serde(default)]
+    pub(super) lease: Option<Lease>,
+    #[serde(default)]
+    pub(super) granted_after: Option<u64>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct RenewValue<'a> {
+    #[serde(borrow)]
+    pub(super) acquisition: Cow<'a, str>,
+    pub(super) lease: Lease,
+}
+
+#[derive(Deserialize)]
+pub(super) struct AccessValue<'a> {
+    pub(super) seq: u64,
+    pub(super) process: u64,
+    #[serde(borrow)]
+    pub(super) acquisition: Cow<'a, str>,
+    #[serde(default)]
+    pub(super) token: Option<u64>,
+    pub(super) op: AccessKind,
+    #[serde(default)]
+    pub(super) value: i64,
+}
+
+#[derive(Deserialize)]
+pub(super) struct FaultValue {
+    pub(super) id: u64,
+    pub(super) fault: String,
+    #[serde(default)]
+    pub(super) targets: Vec<String>,
+    #[serde(default)]
+    pub(super) nemesis: Option<String>,
+    #[serde(default)]
+    pub(super) effective: Option<bool>,
+}
+
+pub(super) fn parse<'a, T: Deserialize<'a>>(op: &Record<'a>) -> Result<T, Malformed> {
+    op.value.decode().map_err(|e| {
+        Malformed::at(
+            op.line(),
+            format!("bad value for {:?} {:?}: {e}", op.kind, op.f),
+        )
+    })
+}
+
+/// Decodes a record's value into the shape the builder would decode it into, and drops it: the
+/// work no checker can avoid, measured alone as the parsing limit.
+pub fn decode_only(op: &Record<'_>) -> Result<(), String> {
+    fn decode<'a, T: Deserialize<'a>>(op: &Record<'a>) -> Result<(), String> {
+        let value: T = op.value.decode().map_err(|e| e.to_string())?;
+        std::hint::black_box(&value);
+        Ok(())
+    }
+    match (&op.process, op.f) {
+        (Who::Client(_), F::Renew) => decode::<RenewValue>(op),
+        (Who::Client(_), _) => decode::<ClientValue>(op),
+        (Who::Named(_), F::Setup) => decode::<super::Setup>(op),
+        (Who::Named(_), F::FinalRead) if op.kind == OpType::Ok => decode::<FinalState>(op),
+        (Who::Named(_), F::FinalRead) => decode::<Value>(op),
+        (Who::Named(_), F::Access) => decode::<AccessValue>(op),
+        (Who::Named(_), F::Start | F::Stop) => decode::<FaultValue>(op),
+        (Who::Named(_), _) => Ok(()),
+    }
+}
