@@ -1,9 +1,10 @@
 //! `--lock exec:<service>:<command>`: client programs over real, widely used libraries that no
-//! one here wrote (redis-py's Lock, kazoo's Lock, etcd's Go concurrency.Mutex), on the real
+//! one here wrote (redis-py's Lock, kazoo's Lock, etcd's Go concurrency.Mutex, the `redlock`
+//! npm package), on the real
 //! servers, give the results their libraries deserve; and a program that breaks the protocol
 //! costs `info` outcomes and one clear line, never a hang, and leaves nothing behind.
 //!
-//! Needs Debian's python3-redis, python3-kazoo, golang-go and golang-etcd-server-dev
+//! Needs Debian's python3-redis, python3-kazoo, golang-go, golang-etcd-server-dev and nodejs
 //! (`.ci/install-packages`).
 
 mod common;
@@ -34,6 +35,21 @@ fn go_etcd_client() -> &'static str {
             .expect("the build script runs");
         assert!(status.success(), "the etcd example does not build");
         out.to_string_lossy().to_string()
+    })
+}
+
+/// The Node example over the `redlock` npm package, installed once per test binary from its
+/// vendored tarballs, offline.
+fn node_redlock_client() -> &'static str {
+    static INSTALLED: OnceLock<String> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("exec-examples/node-redlock");
+        let status = Command::new(example("node-redlock/install.sh"))
+            .arg(&dir)
+            .status()
+            .expect("the install script runs");
+        assert!(status.success(), "the redlock example does not install");
+        dir.join("lock_client.js").to_string_lossy().to_string()
     })
 }
 
@@ -154,6 +170,81 @@ fn go_etcd_mutex_fenced_rejects_every_stale_write_under_a_paused_holder() {
         "the fence never acted:\n{}",
         r.stdout
     );
+}
+
+#[test]
+fn node_redlock_without_faults_is_valid_and_its_leases_are_bounded() {
+    let r = without_faults("redlock", node_redlock_client());
+    let grants: Vec<_> = r
+        .history()
+        .into_iter()
+        .filter(|op| op["f"] == "acquire" && op["type"] == "ok")
+        .collect();
+    for grant in &grants {
+        // Redlock has no token; its lease is the lock's expiration, short of the TTL by the drift.
+        assert!(grant["value"]["token"].is_null(), "{grant}");
+        let lease = &grant["value"]["lease"];
+        let live_until = lease["live_until"].as_u64().expect("a lease");
+        assert!(
+            live_until < lease["expires_by"].as_u64().unwrap(),
+            "{grant}"
+        );
+    }
+}
+
+#[test]
+fn node_redlock_under_a_paused_holder_accepts_stale_writes() {
+    let r = paused_holder("redlock", node_redlock_client(), "off", "34");
+    assert!(r.stale("stale_writes") > 0, "{}", r.stdout);
+}
+
+/// The example clients and lockpick's own clients of the same algorithm get the same verdict
+/// under each nemesis: valid without faults, invalid with a paused holder.
+#[test]
+fn example_clients_get_the_verdicts_of_our_own_clients() {
+    let python_redis = example("python-redis/lock_client.py");
+    let pairs = [
+        ("redis", "redis".to_string()),
+        ("redlock", "redlock".to_string()),
+        ("redis", format!("exec:redis:{python_redis}")),
+        ("redlock", format!("exec:redlock:{}", node_redlock_client())),
+    ];
+    let cells = [("none", "valid"), ("pause-holder", "invalid")];
+    for (nemesis, expected) in cells {
+        for (service, lock) in &pairs {
+            let store = tempfile::tempdir().unwrap();
+            let r = run(
+                store.path(),
+                &[
+                    "--lock",
+                    lock,
+                    "--nemesis",
+                    nemesis,
+                    "--fencing",
+                    "off",
+                    "--seed",
+                    "35",
+                    "--time-limit",
+                    "6s",
+                    "--clients",
+                    "3",
+                    "--ttl",
+                    "1s",
+                    "--pause",
+                    "2500ms",
+                    "--fault-interval",
+                    "500ms",
+                ],
+            );
+            assert_eq!(
+                r.valid(),
+                expected,
+                "{lock} ({service}) under {nemesis}:\n{}\n{}",
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
 }
 
 /// A program broken in `mode` gets `info` acquires whose error says what it did, one line in

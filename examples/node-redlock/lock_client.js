@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+// lockpick client program (workloads/PROTOCOL.md, version 1) over the `redlock` npm package
+// (4.2.0, the Redlock algorithm over N independent Redis servers) with node_redis 3 clients,
+// one per server of LOCKPICK_SERVERS.
+//
+//     examples/node-redlock/install.sh /tmp/redlock-client
+//     lockpick run --lock 'exec:redlock:/tmp/redlock-client/lock_client.js'
+//
+// Redlock hands out no fencing token. A grant is valid, by Redlock's own reckoning, until the
+// lock's `expiration` (the attempt's start + TTL - clock drift); every server's key ends at most
+// TTL after the answer (Redlock waits for every server's reply), unless extended.
+'use strict';
+
+const readline = require('readline');
+const redis = require('redis');
+const Redlock = require('redlock');
+
+const TTL_MS = Number(process.env.LOCKPICK_TTL_MS);
+const OP_TIMEOUT_MS = Number(process.env.LOCKPICK_OP_TIMEOUT_MS || '500');
+const KEY = process.env.LOCKPICK_KEY;
+// Redlock's retry pace: an attempt every RETRY_DELAY_MS +- RETRY_JITTER_MS.
+const RETRY_DELAY_MS = 50;
+const RETRY_JITTER_MS = 10;
+
+const log = (...words) => console.error('node-redlock:', ...words);
+
+const clients = process.env.LOCKPICK_SERVERS.split(',').map((server) => {
+  const at = server.lastIndexOf(':');
+  const client = redis.createClient({
+    host: server.slice(0, at),
+    port: Number(server.slice(at + 1)),
+    // A command to a server we are not connected to fails at once, unsent, instead of
+    // waiting in a queue to be applied at some later reconnection.
+    enable_offline_queue: false,
+    retry_strategy: () => 100,
+  });
+  client.on('error', (e) => log(`${server}: ${e.message}`));
+  return client;
+});
+
+// retryCount 0 here: each acquire sets its own, from its wait; extend tries once.
+const redlock = new Redlock(clients, {
+  retryCount: 0,
+  retryDelay: RETRY_DELAY_MS,
+  retryJitter: RETRY_JITTER_MS,
+});
+
+// The servers' errors during the current request: Redlock counts a failed server as a
+// missing vote and only reports them as events.
+let serverErrors = [];
+redlock.on('clientError', (e) => serverErrors.push(e));
+
+// An error after which the command may still have been applied: anything but a command that
+// was never sent (NR_CLOSED: not connected) or a server's refusal (ReplyError).
+function mayHaveApplied(e) {
+  return !(e.code === 'NR_CLOSED' || e.name === 'ReplyError');
+}
+
+function failOrUnknown(e) {
+  const uncertain = serverErrors.filter(mayHaveApplied);
+  if (uncertain.length > 0) {
+    const first = uncertain[0];
+    return { result: 'unknown', error: `${e.message} (${first.code || first.name}: ${first.message})` };
+  }
+  return { result: 'fail', error: e.message };
+}
+
+// Resolves to `answer(value)` or `late(...)`: Redlock has no bound of its own on a server that
+// never replies (a paused or cut-off server), so a request past its bound is `unknown`.
+function bounded(promise, ms, what) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve({ timedOut: true }), ms);
+    promise.then(
+      (value) => { clearTimeout(timer); resolve({ value }); },
+      (error) => { clearTimeout(timer); resolve({ error }); },
+    );
+  }).then((outcome) => {
+    if (outcome.timedOut) log(`${what} not answered within ${ms} ms`);
+    return outcome;
+  });
+}
+
+let held = null;
+
+function lease(lock, received) {
+  return { valid_ms: Math.max(0, Math.floor(lock.expiration - received)), expires_ms: TTL_MS };
+}
+
+async function handle(request, received) {
+  serverErrors = [];
+  if (request.op === 'acquire') {
+    if (held) return { result: 'fail', error: 'already holding the lock' };
+    const retryCount = Math.floor(request.wait_ms / (RETRY_DELAY_MS + RETRY_JITTER_MS));
+    const taking = redlock.lockWithOptions(KEY, TTL_MS, { retryCount });
+    const outcome = await bounded(taking, request.wait_ms + OP_TIMEOUT_MS * 0.8, 'acquire');
+    if (outcome.timedOut) {
+      // Should it still succeed, give it back: lockpick counts this acquire as maybe held.
+      taking.then((late) => late.unlock()).catch(() => {});
+      return { result: 'unknown', error: 'timed out waiting for the servers' };
+    }
+    if (outcome.error) return failOrUnknown(outcome.error);
+    held = outcome.value;
+    return { result: 'ok', ...lease(held, received) };
+  }
+  if (request.op === 'release' || request.op === 'extend') {
+    if (!held) return { result: 'fail', error: 'no lock held' };
+    const lock = held;
+    const releasing = request.op === 'release';
+    const asking = releasing ? lock.unlock() : lock.extend(TTL_MS);
+    const outcome = await bounded(asking, OP_TIMEOUT_MS * 0.8, request.op);
+    if (releasing) held = null;
+    if (outcome.timedOut) {
+      return { result: 'unknown', error: 'timed out waiting for the servers' };
+    }
+    if (outcome.error) {
+      held = null; // a failed extend has unlocked what it reached: the lock is gone
+      return failOrUnknown(outcome.error);
+    }
+    return releasing ? { result: 'ok' } : { result: 'ok', ...lease(lock, received) };
+  }
+  return { result: 'fail', error: `unknown op ${request.op}` };
+}
+
+function say(message) {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+async function serve() {
+  // Give the connections a moment, so that the first acquire does not find them all unready;
+  // a server that is down stays down for Redlock to count as a missing vote.
+  await Promise.race([
+    Promise.all(clients.map((c) => new Promise((ready) => c.once('ready', ready)))),
+    new Promise((later) => setTimeout(later, 2000)),
+  ]);
+  const library = `redlock ${require('redlock/package.json').version}, `
+    + `node_redis ${require('redis/package.json').version}`;
+  say({ protocol: 1, library, extend: true });
+  const lines = readline.createInterface({ input: process.stdin, terminal: false });
+  for await (const line of lines) {
+    const received = Date.now();
+    const request = JSON.parse(line);
+    say({ id: request.id, ...(await handle(request, received)) });
+  }
+  // stdin closed: give back what we hold, then go.
+  if (held) await bounded(held.unlock(), OP_TIMEOUT_MS, 'release at exit');
+  clients.forEach((c) => c.end(true));
+  process.exit(0);
+}
+
+serve().catch((e) => {
+  log(e.stack || String(e));
+  process.exit(1);
+});
