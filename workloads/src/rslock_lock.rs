@@ -45,7 +45,11 @@ impl RslockLock {
             .build()
             .map_err(WorkloadError::Runtime)?;
         let uris: Vec<String> = addresses.iter().map(|a| format!("redis://{a}/")).collect();
-        let manager = runtime.block_on(async { LockManager::new(uris) });
+        let mut manager = runtime.block_on(async { LockManager::new(uris) });
+        // The crate's own retries wait up to 200 ms between attempts, while a client that just
+        // released comes back after 20-40 ms: a waiter would never get its turn. Retrying as
+        // often as the other clients do keeps the turns fair (the crate's documented knob).
+        manager.set_retry(3, Duration::from_millis(20));
         Ok(RslockLock {
             watchdog: None,
             runtime,
