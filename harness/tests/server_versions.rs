@@ -103,3 +103,53 @@ fn a_bad_server_bin_is_refused() {
     let docker = refused("--lock redis --runtime docker --server-bin redis=/bin/sh");
     assert!(docker.contains("--server-bin"), "{docker}");
 }
+
+#[test]
+fn compare_passes_server_bin_to_every_cell_and_names_it_in_the_table() {
+    let installed = installed_redis_server();
+    let folder = tempfile::tempdir().unwrap();
+    let copy = folder.path().join("redis-server-copy");
+    std::fs::copy(&installed, &copy).unwrap();
+    let store = folder.path().join("store");
+    let output = common::lockpick()
+        .args([
+            "compare",
+            "--locks",
+            "redis",
+            "--nemeses",
+            "none",
+            "--fencing",
+            "off",
+        ])
+        .args(["--time-limit", "2s", "--clients", "2"])
+        .arg("--server-bin")
+        .arg(format!("redis={}", copy.display()))
+        .arg("--store")
+        .arg(&store)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let compare = std::fs::read_dir(store.join("compare"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let table = std::fs::read_to_string(compare.join("compare.md")).unwrap();
+    assert!(table.contains("| servers |"), "{table}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| redis | none |"))
+        .unwrap_or_else(|| panic!("no redis row in {table}"));
+    let cell = store.join("redis-none/latest/results.json");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cell).unwrap()).unwrap();
+    assert_eq!(
+        results["run"]["server_bins"]["redis"],
+        copy.to_str().unwrap()
+    );
+    let version = results["run"]["server_versions"]["redis"].as_str().unwrap();
+    let named = format!("| redis {version} {}, netns |", copy.display());
+    assert!(row.ends_with(&named), "{row} does not end with {named}");
+}
