@@ -82,6 +82,7 @@ fn start_once(lock: &dyn Lock, logs: &std::path::Path) -> Result<Duration> {
         children: &mut children,
         faketime: false,
         launches: &mut std::collections::BTreeMap::new(),
+        server_bin: None,
     })?;
     let elapsed = started.elapsed();
     children.stop_all(Duration::from_secs(3));

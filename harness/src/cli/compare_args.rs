@@ -77,12 +77,27 @@ pub struct CellKnobs {
     /// Partitions drop packets, or reject them with a TCP reset [default: drop].
     #[arg(long)]
     pub partition_mode: Option<String>,
+    /// Where every cell's nodes live [default: netns].
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// A server image for every cell of that service under `--runtime docker`, as
+    /// `service=image`; repeat for several services (in a matrix file: `image = [...]`).
+    #[arg(long = "image", value_name = "SERVICE=IMAGE")]
+    #[serde(default, rename = "image")]
+    pub images: Vec<String>,
+    /// A server program for every cell of that service under `--runtime netns`, as
+    /// `service=path`; repeat for several services (in a matrix file: `server-bin = [...]`).
+    #[arg(long = "server-bin", value_name = "SERVICE=PATH")]
+    #[serde(default, rename = "server-bin")]
+    pub server_bins: Vec<String>,
 }
 
 impl CellKnobs {
     /// These knobs, each unset one taken from `fallback`.
     pub fn or(&self, fallback: &CellKnobs) -> CellKnobs {
         let pick = |a: &Option<String>, b: &Option<String>| a.clone().or_else(|| b.clone());
+        // A list given at all replaces the fallback's whole list.
+        let list = |a: &Vec<String>, b: &Vec<String>| if a.is_empty() { b } else { a }.clone();
         CellKnobs {
             time_limit: pick(&self.time_limit, &fallback.time_limit),
             clients: self.clients.or(fallback.clients),
@@ -96,6 +111,9 @@ impl CellKnobs {
             loss: self.loss.or(fallback.loss),
             op_timeout: pick(&self.op_timeout, &fallback.op_timeout),
             partition_mode: pick(&self.partition_mode, &fallback.partition_mode),
+            runtime: pick(&self.runtime, &fallback.runtime),
+            images: list(&self.images, &fallback.images),
+            server_bins: list(&self.server_bins, &fallback.server_bins),
         }
     }
 
@@ -114,10 +132,66 @@ impl CellKnobs {
             ("--loss", self.loss.map(|l| l.to_string())),
             ("--op-timeout", self.op_timeout.clone()),
             ("--partition-mode", self.partition_mode.clone()),
+            ("--runtime", self.runtime.clone()),
+        ];
+        let repeated = [
+            ("--image", &self.images),
+            ("--server-bin", &self.server_bins),
         ];
         set.into_iter()
             .filter_map(|(flag, value)| Some([flag.to_string(), value?]))
+            .chain(repeated.into_iter().flat_map(|(flag, values)| {
+                values.iter().map(move |v| [flag.to_string(), v.clone()])
+            }))
             .flatten()
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CellKnobs;
+
+    #[test]
+    fn runtime_images_and_server_bins_reach_each_cell_as_whole_words() {
+        let given = CellKnobs {
+            runtime: Some("docker".to_string()),
+            images: vec![
+                "redis=redis:7.4".to_string(),
+                "etcd=quay.io/etcd:v3.5".to_string(),
+            ],
+            ..CellKnobs::default()
+        };
+        let file = CellKnobs {
+            runtime: Some("netns".to_string()),
+            images: vec!["redis=redis:6.2".to_string()],
+            server_bins: vec!["redis=/opt/redis-server".to_string()],
+            ..CellKnobs::default()
+        };
+        assert_eq!(
+            given.or(&file).words(),
+            [
+                "--runtime",
+                "docker",
+                "--image",
+                "redis=redis:7.4",
+                "--image",
+                "etcd=quay.io/etcd:v3.5",
+                "--server-bin",
+                "redis=/opt/redis-server",
+            ]
+        );
+        assert!(CellKnobs::default().words().is_empty());
+    }
+
+    #[test]
+    fn a_matrix_file_names_them_as_the_flags_do() {
+        let knobs: CellKnobs = toml::from_str(
+            "runtime = \"netns\"\nserver-bin = [\"redis=/opt/redis-server\"]\nimage = []\n",
+        )
+        .unwrap();
+        assert_eq!(knobs.runtime.as_deref(), Some("netns"));
+        assert_eq!(knobs.server_bins, ["redis=/opt/redis-server"]);
+        assert!(knobs.images.is_empty());
     }
 }

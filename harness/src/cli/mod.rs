@@ -135,6 +135,11 @@ pub struct RunArgs {
     /// (e.g. `redis=redis:7.4`); repeat for several services.
     #[arg(long = "image", value_name = "SERVICE=IMAGE")]
     pub images: Vec<String>,
+    /// Under `--runtime netns`, the server a service runs instead of the host's package, as
+    /// `service=path` (e.g. `redis=/opt/redis-7.4/redis-server`; ZooKeeper by the folder of its
+    /// jars); repeat for several services.
+    #[arg(long = "server-bin", value_name = "SERVICE=PATH")]
+    pub server_bins: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -46,6 +46,9 @@ pub struct Figures {
     pub first_story: Option<String>,
     pub first_stale_write: Option<String>,
     pub first_grant_under_live_lease: Option<String>,
+    /// What ran the servers, on one line: each service's version, and where (see
+    /// [`Figures::servers_line`]).
+    pub servers: String,
     /// The run's folder.
     pub dir: PathBuf,
     pub seed: u64,
@@ -58,6 +61,30 @@ fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
 }
 
 impl Figures {
+    /// The servers as the run's setup line records them: `redis 7.0.15, netns`; with the
+    /// program when `--server-bin` chose it (`redis 7.0.15 /opt/redis-server, netns`), with the
+    /// image in the Docker runtime (`redis 7.4.1, docker redis:7.4`).
+    pub fn servers_line(setup: &serde_json::Value, show_programs: bool) -> String {
+        let mut words: Vec<String> = Vec::new();
+        if let Some(versions) = setup["server_versions"].as_object() {
+            for (service, version) in versions {
+                let mut word = format!("{service} {}", version.as_str().unwrap_or("?"));
+                if let Some(program) = setup["server_bins"][service].as_str() {
+                    if show_programs {
+                        word = format!("{word} {program}");
+                    }
+                }
+                words.push(word);
+            }
+        }
+        let mut runtime = setup["runtime"].as_str().unwrap_or("netns").to_string();
+        if let Some(image) = setup["runtime_facts"]["server_image"].as_str() {
+            runtime = format!("{runtime} {image}");
+        }
+        words.push(runtime);
+        words.join(", ")
+    }
+
     /// The parts of a run's results a comparison shows and judges.
     pub fn story_of(results: &Results, kinds: &[&str]) -> Option<String> {
         results
@@ -238,6 +265,7 @@ mod tests {
             first_story: Some("client 1 paused → client 2 wrote".to_string()),
             first_stale_write: Some("client 1 wrote late".to_string()),
             first_grant_under_live_lease: None,
+            servers: "redis 7.0.15, netns".to_string(),
             dir: PathBuf::new(),
             seed: 1,
             took: Duration::ZERO,
@@ -249,6 +277,29 @@ mod tests {
             overlaps: 3,
             ..Counts::default()
         }
+    }
+
+    #[test]
+    fn the_servers_line_names_versions_programs_and_images() {
+        let netns = serde_json::json!({"runtime": "netns",
+            "server_versions": {"redis": "7.0.15"},
+            "server_bins": {"redis": "/opt/redis-server"}});
+        assert_eq!(Figures::servers_line(&netns, false), "redis 7.0.15, netns");
+        assert_eq!(
+            Figures::servers_line(&netns, true),
+            "redis 7.0.15 /opt/redis-server, netns"
+        );
+        let docker = serde_json::json!({"runtime": "docker",
+            "server_versions": {"etcd": "3.5.9"},
+            "runtime_facts": {"server_image": "quay.io/coreos/etcd:v3.5.9"}});
+        assert_eq!(
+            Figures::servers_line(&docker, false),
+            "etcd 3.5.9, docker quay.io/coreos/etcd:v3.5.9"
+        );
+        assert_eq!(
+            Figures::servers_line(&serde_json::Value::Null, false),
+            "netns"
+        );
     }
 
     #[test]

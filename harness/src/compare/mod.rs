@@ -214,6 +214,9 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         first_story: r.stories.first().map(|s| s.one_line()),
         first_stale_write: Figures::story_of(r, &["stale-write"]),
         first_grant_under_live_lease: Figures::first_grant_story(r),
+        servers: ops.first().map_or_else(String::new, |setup| {
+            Figures::servers_line(&setup.value, !config.server_bins.is_empty())
+        }),
         dir: finished.dir,
         seed: config.seed,
         took: started.elapsed(),

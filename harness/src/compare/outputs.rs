@@ -53,7 +53,7 @@ fn report_link(from: &Path, cell: &Cell) -> Option<String> {
         .map(|f| relative(from, &f.dir.join(report::REPORT)))
 }
 
-pub const HEADER: [&str; 13] = [
+pub const HEADER: [&str; 14] = [
     "lock",
     "nemesis",
     "fencing",
@@ -67,6 +67,7 @@ pub const HEADER: [&str; 13] = [
     "acquire p99 ms",
     "unavailability",
     "expected",
+    "servers",
 ];
 
 /// A row of the table, one string per column of [`HEADER`].
@@ -95,6 +96,10 @@ fn row(cell: &Cell) -> Vec<String> {
         Judgement::NotJudged => "-".to_string(),
         ref j => format!("{} ({})", cell.expected, judgement_word(j)),
     });
+    row.push(
+        cell.figures()
+            .map_or("-".to_string(), |f| f.servers.clone()),
+    );
     row
 }
 
@@ -294,6 +299,7 @@ pub fn junit(cells: &[Cell], seed: u64, dir: &Path) -> Result<String, quick_juni
             Property::new("verdict", verdict_word(c)),
         ];
         if let Some(f) = c.figures() {
+            properties.push(Property::new("servers", &f.servers));
             case.set_time(f.took);
             suite.set_time(f.took);
             let k = f.counts;

@@ -63,6 +63,8 @@ pub struct RunConfig {
     pub runtime: &'static dyn RuntimeKind,
     /// Server images by service (`--runtime docker`).
     pub images: BTreeMap<String, String>,
+    /// Server programs by service, instead of the host's packages (`--server-bin`).
+    pub server_bins: BTreeMap<String, PathBuf>,
     /// The exact command line, to reproduce the run.
     pub command: Vec<String>,
 }
@@ -245,9 +247,10 @@ impl RunConfig {
         let needs = nemeses
             .iter()
             .fold(Needs::default(), |needs, n| needs.union(n.needs()));
-        let (runtime, images) = runtime::choose(
+        let chosen = runtime::choose(
             &args.runtime,
             &args.images,
+            &args.server_bins,
             lock.service().name(),
             needs.server_clock,
         )?;
@@ -274,8 +277,9 @@ impl RunConfig {
             // before they open the log files the store holds.
             store: std::path::absolute(&args.store)
                 .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?,
-            runtime,
-            images,
+            runtime: chosen.kind,
+            images: chosen.images,
+            server_bins: chosen.server_bins,
             command,
         };
         if config.schedule.is_none() && !config.nemeses.is_empty() {

@@ -22,6 +22,9 @@ pub struct RunFacts {
     pub clients: Option<u64>,
     /// Server name and version, when the setup line carries them.
     pub server_versions: Vec<(String, String)>,
+    /// What ran the servers, beside their versions, as (what, which) rows: the runtime, each
+    /// service's server program, the runtime's facts (the images in use).
+    pub servers: Vec<(String, String)>,
     /// When the run began, if known.
     pub started: Option<DateTime<FixedOffset>>,
     /// From the first operation to the last.
@@ -97,6 +100,7 @@ impl RunFacts {
             seed: number("seed"),
             clients: number("clients"),
             server_versions: server_versions(setup),
+            servers: servers(&config["runtime"], setup),
             started: None,
             duration: Duration::from_nanos(last.saturating_sub(first)),
             parameters,
@@ -138,6 +142,28 @@ fn server_versions(setup: &Value) -> Vec<(String, String)> {
             .collect(),
         other => vec![("servers".to_string(), words(other))],
     }
+}
+
+/// The runtime (config.json's, else the setup line's), each service's server program and the
+/// runtime's facts, from the setup line.
+fn servers(config_runtime: &Value, setup: &Value) -> Vec<(String, String)> {
+    let words = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let mut rows = Vec::new();
+    if let Some(runtime) = config_runtime.as_str().or(setup["runtime"].as_str()) {
+        rows.push(("runtime".to_string(), runtime.to_string()));
+    }
+    if let Some(bins) = setup["server_bins"].as_object() {
+        rows.extend(bins.iter().map(|(s, p)| (format!("{s} server"), words(p))));
+    }
+    if let Some(facts) = setup["runtime_facts"].as_object() {
+        rows.extend(
+            facts
+                .iter()
+                .filter(|(_, v)| !v.is_null() && v.as_str() != Some(""))
+                .map(|(k, v)| (k.replace('_', " "), words(v))),
+        );
+    }
+    rows
 }
 
 /// A run folder is named by its start time in UTC, `20250101T120000.000Z`, maybe with `-1`.
@@ -186,6 +212,27 @@ mod tests {
         assert_eq!(facts.name(), "redis-none");
         assert_eq!(facts.seed, Some(9));
         assert!(facts.server_versions.is_empty());
+    }
+
+    #[test]
+    fn the_servers_name_the_runtime_the_program_and_the_image() {
+        let ops = [setup(json!({"lock": "redis", "runtime": "docker",
+            "server_versions": {"redis": "7.4.1"},
+            "server_bins": {"redis": "/usr/local/bin/redis-server"},
+            "runtime_facts": {"server_image": "redis:7.4", "server_image_id": ""}}))];
+        let facts = RunFacts::of(&Value::Null, &ops);
+        let row = |what: &str, which: &str| (what.to_string(), which.to_string());
+        assert_eq!(facts.server_versions, vec![row("redis", "7.4.1")]);
+        assert_eq!(
+            facts.servers,
+            vec![
+                row("runtime", "docker"),
+                row("redis server", "/usr/local/bin/redis-server"),
+                row("server image", "redis:7.4"),
+            ]
+        );
+        let netns = RunFacts::of(&json!({"runtime": "netns"}), &ops[..0]);
+        assert_eq!(netns.servers, vec![row("runtime", "netns")]);
     }
 
     #[test]

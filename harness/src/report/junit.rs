@@ -46,6 +46,9 @@ fn properties(facts: &RunFacts) -> Vec<Property> {
     for (server, version) in &facts.server_versions {
         properties.push(Property::new(format!("server version {server}"), version));
     }
+    for (what, which) in &facts.servers {
+        properties.push(Property::new(what, which));
+    }
     properties
 }
 
@@ -116,6 +119,7 @@ mod tests {
             seed: Some(51),
             clients: Some(3),
             server_versions: vec![("n1".to_string(), "etcd 3.5.9".to_string())],
+            servers: Vec::new(),
             started: DateTime::parse_from_rfc3339("2025-01-02T03:04:05Z").ok(),
             duration: Duration::from_millis(6500),
             parameters: Default::default(),

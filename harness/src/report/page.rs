@@ -67,6 +67,7 @@ pub fn render_model(model: &Model, results: &Results, facts: &RunFacts, command:
                     (violations::section(model, results, &violations))
                 }
                 (reproduce(command))
+                (servers(facts))
                 (parameters(facts))
                 script { (PreEscaped(SCRIPT)) }
             }
@@ -142,6 +143,23 @@ fn reproduce(command: &str) -> Markup {
     }
 }
 
+/// What was tested: each service's version, the program or image that ran it, and where.
+fn servers(facts: &RunFacts) -> Markup {
+    html! {
+        @if !facts.server_versions.is_empty() || !facts.servers.is_empty() {
+            h2 { "Servers" }
+            table class="parameters" id="servers" {
+                @for (server, version) in &facts.server_versions {
+                    tr { th { (server) " version" } td { (version) } }
+                }
+                @for (what, which) in &facts.servers {
+                    tr { th { (what) } td { (which) } }
+                }
+            }
+        }
+    }
+}
+
 fn parameters(facts: &RunFacts) -> Markup {
     html! {
         h2 { "Parameters" }
@@ -150,9 +168,6 @@ fn parameters(facts: &RunFacts) -> Markup {
                 @if !NOT_PARAMETERS.contains(&key.as_str()) {
                     tr { th { (key.trim_end_matches("_ms").replace('_', " ")) } td { (in_words(key, value)) } }
                 }
-            }
-            @for (server, version) in &facts.server_versions {
-                tr { th { (server) " version" } td { (version) } }
             }
         }
     }
@@ -172,9 +187,17 @@ const MILLISECONDS: &[&str] = &[
     "op_timeout",
 ];
 
-/// Recorded entries that are not parameters: the command is shown whole above, and server
-/// versions get a row each.
-const NOT_PARAMETERS: &[&str] = &["command", "servers_versions", "server_versions", "versions"];
+/// Recorded entries that are not parameters: the command is shown whole above, and what ran
+/// the servers has a section of its own.
+const NOT_PARAMETERS: &[&str] = &[
+    "command",
+    "servers_versions",
+    "server_versions",
+    "versions",
+    "runtime",
+    "runtime_facts",
+    "server_bins",
+];
 
 /// Parameters for which zero means the fault is not applied.
 const ZERO_IS_OFF: &[&str] = &["clock_jump", "delay", "loss"];
@@ -250,5 +273,40 @@ mod tests {
         for id in ["summary", "stories", "timeline", "latency", "throughput"] {
             assert!(page.contains(&format!("id=\"{id}\"")), "{id}");
         }
+    }
+
+    #[test]
+    fn the_servers_section_names_versions_programs_and_the_runtime() {
+        let facts = RunFacts {
+            lock: "redis".to_string(),
+            server_versions: vec![("redis".to_string(), "7.0.15".to_string())],
+            servers: vec![
+                ("runtime".to_string(), "netns".to_string()),
+                (
+                    "redis server".to_string(),
+                    "/opt/redis/redis-server".to_string(),
+                ),
+            ],
+            ..RunFacts::default()
+        };
+        let page = render(&[], &lockpick_checkers::check(&[]), &facts, "lockpick run");
+        let section = &page[page.find("id=\"servers\"").expect("a servers section")..];
+        let section = &section[..section.find("</table>").unwrap()];
+        for words in [
+            "redis version",
+            "7.0.15",
+            "runtime",
+            "netns",
+            "/opt/redis/redis-server",
+        ] {
+            assert!(section.contains(words), "{words} missing from {section}");
+        }
+        let bare = render(
+            &[],
+            &lockpick_checkers::check(&[]),
+            &RunFacts::default(),
+            "x",
+        );
+        assert!(!bare.contains("id=\"servers\""));
     }
 }

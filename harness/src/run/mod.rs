@@ -63,6 +63,8 @@ struct RunInfo<'a> {
     config: &'a RunConfig,
     /// Each service's server version, as the setup line records it.
     server_versions: &'a serde_json::Value,
+    /// Each service's server program (an executable, or ZooKeeper's folder of jars).
+    server_bins: &'a serde_json::Value,
 }
 
 /// Runs one test and checks its history. `interrupt` is set by Ctrl-C or SIGTERM.
@@ -106,6 +108,9 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
             config,
             server_versions: ops.first().map_or(&serde_json::Value::Null, |setup| {
                 &setup.value["server_versions"]
+            }),
+            server_bins: ops.first().map_or(&serde_json::Value::Null, |setup| {
+                &setup.value["server_bins"]
             }),
         },
         results: &results,

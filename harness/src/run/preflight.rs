@@ -20,10 +20,15 @@ pub fn preflight(config: &RunConfig) -> Result<()> {
     }
     let needs = config.needs();
     // Servers from an image need nothing installed on the host.
+    let service = config.lock.service();
     let mut requirements = match config.runtime.servers_from_host() {
-        true => config.lock.service().requirements(),
+        true => service.requirements(),
         false => Vec::new(),
     };
+    // --server-bin's server was checked with the flag.
+    if config.server_bins.contains_key(service.name()) {
+        requirements.retain(|r| r.program != service.server_requirement());
+    }
     if needs.firewall {
         requirements.push(Requirement {
             program: "nft",

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -74,6 +74,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         children: &mut children,
         faketime: needs.server_clock,
         launches: &mut launches,
+        server_bin: config.server_bins.get(service.name()).map(PathBuf::as_path),
     })?;
     eprintln!(
         "lockpick: {} ready on {} node(s) in {:.2} s",
@@ -86,6 +87,11 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         .first()
         .and_then(|node| service.server_version(runtime.as_ref(), node))
         .map(|version| (service.name(), version))
+        .into_iter()
+        .collect();
+    let server_bins: BTreeMap<&str, PathBuf> = service
+        .server_bin()
+        .map(|path| (service.name(), path))
         .into_iter()
         .collect();
     let endpoints: BTreeMap<String, SocketAddr> = servers
@@ -122,6 +128,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             "runtime": config.runtime.name(),
             "runtime_facts": runtime.facts(),
             "server_versions": server_versions,
+            "server_bins": server_bins,
         }),
     ))?;
 

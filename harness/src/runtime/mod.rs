@@ -6,6 +6,7 @@
 
 pub mod docker;
 pub mod netns;
+pub mod server_bin;
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -130,14 +131,25 @@ pub fn names() -> Vec<&'static str> {
 /// The services `--image` can name.
 pub const SERVICES: &[&str] = &["redis", "etcd", "zookeeper"];
 
-/// `--runtime` and `--image`, checked against the machine: a runtime that cannot work here
-/// (no Docker engine, a missing image) stops the run before anything is created.
+/// Where a run's nodes live and which servers they run.
+pub struct RuntimeChoice {
+    pub kind: &'static dyn RuntimeKind,
+    /// `--image`: server images by service.
+    pub images: BTreeMap<String, String>,
+    /// `--server-bin`: server programs by service.
+    pub server_bins: BTreeMap<String, PathBuf>,
+}
+
+/// `--runtime`, `--image` and `--server-bin`, checked against the machine: a runtime that
+/// cannot work here (no Docker engine, a missing image) stops the run before anything is
+/// created.
 pub fn choose(
     name: &str,
     image_flags: &[String],
+    server_bin_flags: &[String],
     service: &str,
     server_clock: bool,
-) -> Result<(&'static dyn RuntimeKind, BTreeMap<String, String>)> {
+) -> Result<RuntimeChoice> {
     let kind = find(name).ok_or_else(|| {
         bad(format!(
             "--runtime {name} is not a runtime lockpick knows: use one of {}",
@@ -157,10 +169,16 @@ pub fn choose(
         };
         images.insert(service.to_string(), image.to_string());
     }
+    // Before the machine is asked: a flag this runtime cannot take is the line to show.
+    let server_bins = server_bin::choose(kind, server_bin_flags)?;
     if let Some(why) = kind.unavailable(service, &images, server_clock) {
         return Err(bad(why));
     }
-    Ok((kind, images))
+    Ok(RuntimeChoice {
+        kind,
+        images,
+        server_bins,
+    })
 }
 
 impl std::fmt::Debug for dyn RuntimeKind {

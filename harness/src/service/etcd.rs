@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use lockpick_workloads::etcd_gateway::{member_names, EtcdGateway};
 use lockpick_workloads::Outcome;
 use serde_json::json;
@@ -50,6 +50,14 @@ impl LockService for EtcdService {
             .map(|v| v.trim().to_string())
     }
 
+    fn server_bin(&self) -> Option<std::path::PathBuf> {
+        self.program.clone()
+    }
+
+    fn server_requirement(&self) -> &'static str {
+        "etcd"
+    }
+
     fn requirements(&self) -> Vec<Requirement> {
         vec![Requirement {
             program: "etcd",
@@ -62,11 +70,7 @@ impl LockService for EtcdService {
     }
 
     fn start(&mut self, setup: &mut ServiceSetup) -> Result<()> {
-        let first = setup.nodes.first().context("no node for etcd")?;
-        let program = setup
-            .runtime
-            .find_program(first, "etcd")
-            .context("etcd is not installed")?;
+        let program = setup.server_program("etcd")?;
         self.program = Some(program.clone());
         let cluster: Vec<String> = setup
             .nodes

@@ -46,8 +46,16 @@ pub trait LockService {
     /// `None` if it cannot say.
     fn server_version(&self, runtime: &dyn Runtime, node: &Node) -> Option<String>;
 
+    /// The server program the nodes run (after `start`), as `--server-bin` would name it: an
+    /// executable, or ZooKeeper's folder of jars. Recorded with the version, since two builds
+    /// may report the same one.
+    fn server_bin(&self) -> Option<PathBuf>;
+
     /// Programs that must be installed before a run starts.
     fn requirements(&self) -> Vec<Requirement>;
+
+    /// The requirement (its `program`) that `--server-bin` stands in for.
+    fn server_requirement(&self) -> &'static str;
 
     /// How many server nodes the service runs on.
     fn node_count(&self) -> usize;
@@ -127,9 +135,22 @@ pub struct ServiceSetup<'a> {
     pub faketime: bool,
     /// Every server's launch, by node name, filled in by `launch`.
     pub launches: &'a mut BTreeMap<String, Launch>,
+    /// `--server-bin`: the server to run instead of the one the runtime finds.
+    pub server_bin: Option<&'a Path>,
 }
 
 impl ServiceSetup<'_> {
+    /// The server program: `--server-bin`'s, else `program` where the runtime finds it.
+    pub fn server_program(&self, program: &str) -> Result<PathBuf> {
+        if let Some(path) = self.server_bin {
+            return Ok(path.to_path_buf());
+        }
+        let first = self.nodes.first().context("no node for the servers")?;
+        self.runtime
+            .find_program(first, program)
+            .with_context(|| format!("{program} is not installed"))
+    }
+
     /// Starts a server (under libfaketime if asked and `fakeable`, with its clock file at true
     /// time), and keeps its launch for restarts.
     pub fn launch(&mut self, mut launch: Launch, fakeable: bool) -> Result<()> {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use super::{program_output, Launch, LockService, Requirement, ServiceSetup};
 use crate::runtime::{Node, Runtime};
@@ -38,6 +38,14 @@ impl LockService for RedisService {
         parse_version(&text)
     }
 
+    fn server_bin(&self) -> Option<std::path::PathBuf> {
+        self.program.clone()
+    }
+
+    fn server_requirement(&self) -> &'static str {
+        "redis-server"
+    }
+
     fn requirements(&self) -> Vec<Requirement> {
         vec![Requirement {
             program: "redis-server",
@@ -50,11 +58,7 @@ impl LockService for RedisService {
     }
 
     fn start(&mut self, setup: &mut ServiceSetup) -> Result<()> {
-        let first = setup.nodes.first().context("no node for redis-server")?;
-        let program = setup
-            .runtime
-            .find_program(first, "redis-server")
-            .context("redis-server is not installed")?;
+        let program = setup.server_program("redis-server")?;
         self.program = Some(program.clone());
         for node in setup.nodes {
             let log = setup.logs.join(format!("redis-{}.log", node.name));

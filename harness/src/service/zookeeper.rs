@@ -4,20 +4,25 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use super::{Launch, LockService, Requirement, ServiceSetup};
+use crate::runtime::server_bin::{zookeeper_class_path, zookeeper_class_path_debian};
 use crate::runtime::{Node, Runtime};
 
 pub const CLIENT_PORT: u16 = 2181;
+/// Debian's install folder: its `zookeeper.jar` names the jars it needs.
+const JARS: &str = "/usr/share/java";
 const JAR: &str = "/usr/share/java/zookeeper.jar";
-const LOGGER_JAR: &str = "/usr/share/java/slf4j-simple.jar";
 pub const TICK_MS: u64 = 500;
 
 pub struct ZookeeperService {
     endpoints: Vec<String>,
+    /// The folder of jars the servers run, once started.
+    jars: Option<PathBuf>,
 }
 
 impl Default for ZookeeperService {
@@ -30,6 +35,7 @@ impl ZookeeperService {
     pub fn new() -> ZookeeperService {
         ZookeeperService {
             endpoints: Vec::new(),
+            jars: None,
         }
     }
 }
@@ -61,6 +67,14 @@ impl LockService for ZookeeperService {
         Some(version.split("-${").next()?.to_string())
     }
 
+    fn server_bin(&self) -> Option<PathBuf> {
+        self.jars.clone()
+    }
+
+    fn server_requirement(&self) -> &'static str {
+        JAR
+    }
+
     fn requirements(&self) -> Vec<Requirement> {
         vec![
             Requirement {
@@ -84,6 +98,20 @@ impl LockService for ZookeeperService {
             .runtime
             .find_program(first, "java")
             .context("java is not installed")?;
+        // Without --server-bin, Debian's layout, as the node sees it (in a container, the
+        // image's files, which the host cannot look into).
+        let (jars, class_path) = match setup.server_bin {
+            Some(folder) => (
+                folder.to_path_buf(),
+                zookeeper_class_path(folder)
+                    .with_context(|| format!("{} holds no ZooKeeper jars", folder.display()))?,
+            ),
+            None => (
+                PathBuf::from(JARS),
+                zookeeper_class_path_debian(Path::new(JARS)),
+            ),
+        };
+        self.jars = Some(jars);
         let servers: String = setup
             .nodes
             .iter()
@@ -120,7 +148,7 @@ impl LockService for ZookeeperService {
                     "-XX:-UseContainerSupport",
                 ])
                 .arg("-Djava.net.preferIPv4Stack=true")
-                .args(["-cp", &format!("{JAR}:{LOGGER_JAR}")])
+                .args(["-cp", &class_path])
                 .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
                 .arg(&config);
             setup.launch(launch, false)?;
