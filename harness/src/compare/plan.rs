@@ -65,7 +65,7 @@ pub fn plan(args: &CompareArgs) -> Result<Plan> {
     let mut nemesis_names = crate::nemesis::names();
     nemesis_names.push(crate::nemesis::NONE);
     let locks = chosen("--locks", &args.locks, &matrix.locks, DEFAULT_LOCKS)?;
-    known("--locks", &locks, &lock_names)?;
+    known_locks("--locks", &locks, &lock_names)?;
     let fencings = chosen("--fencing", &args.fencing, &matrix.fencing, DEFAULT_FENCING)?;
     known("--fencing", &fencings, &fencing_names)?;
     let nemeses = chosen("--nemeses", &args.nemeses, &matrix.nemeses, DEFAULT_NEMESES)?;
@@ -214,6 +214,23 @@ fn known(flag: &str, items: &[String], names: &[&str]) -> Result<()> {
                 "{flag}: {item:?} is not one of {}",
                 names.join(", ")
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Each item is a lock of the catalogue, or a user's own client (`exec:<service>:<command>`, a
+/// whole word that reaches the cell as its `--lock`, so nothing in it becomes a flag).
+fn known_locks(flag: &str, items: &[String], names: &[&str]) -> Result<()> {
+    for item in items {
+        if item.starts_with("exec:") {
+            if crate::locks::find(item).is_none() {
+                return Err(bad(format!(
+                    "{flag}: {item:?} is not a client lockpick can run"
+                )));
+            }
+        } else {
+            known(flag, std::slice::from_ref(item), names)?;
         }
     }
     Ok(())
