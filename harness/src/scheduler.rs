@@ -47,20 +47,28 @@ pub struct Stage<'a> {
 impl Scheduler {
     /// A scheduler for `schedule`. Fails on a window whose nemesis is not in the catalogue.
     pub fn new(schedule: &Schedule, knobs: FaultKnobs) -> Result<Scheduler> {
-        let mut pending = VecDeque::new();
+        let mut windows = Vec::new();
         for window in &schedule.windows {
             let nemesis = nemesis::find(&window.nemesis)
                 .ok_or_else(|| anyhow::anyhow!("no nemesis {}", window.nemesis))?;
-            pending.push_back((nemesis, window.clone()));
+            windows.push((nemesis, window.clone()));
         }
-        Ok(Scheduler {
-            pending,
+        Ok(Scheduler::with_windows(windows, knobs))
+    }
+
+    /// A scheduler for windows whose nemeses are already known, in start order.
+    pub fn with_windows(
+        windows: Vec<(&'static dyn Nemesis, Window)>,
+        knobs: FaultKnobs,
+    ) -> Scheduler {
+        Scheduler {
+            pending: windows.into(),
             armed: Vec::new(),
             open: Vec::new(),
             knobs,
             next_fault: 0,
             healed: false,
-        })
+        }
     }
 
     /// How many faults are open now.
@@ -199,3 +207,6 @@ fn keep_open(
         });
     }
 }
+
+#[cfg(test)]
+mod tests;
