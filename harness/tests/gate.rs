@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::lockpick;
+use common::{chromium, lockpick};
 use serde_json::Value;
 
 /// Knobs that make a 4 s cell long enough for pause-holder to freeze a holder past its lease.
@@ -289,25 +289,6 @@ fn expectations_that_hold_exit_0_although_a_cell_is_invalid() {
         std::fs::metadata(&shot).is_ok_and(|m| m.len() > 5_000),
         "no screenshot of the grid"
     );
-}
-
-/// Headless Chromium on a local page (Debian's chromium, see .ci/install-packages).
-fn chromium(page: &Path, last: &[String]) -> std::process::Output {
-    let profile = tempfile::tempdir().unwrap();
-    std::process::Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-        ])
-        .args(["--no-first-run", "--disable-background-networking"])
-        .args(["--disable-component-update", "--disable-sync"])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(last)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs")
 }
 
 #[test]

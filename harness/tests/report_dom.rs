@@ -10,10 +10,9 @@
 mod common;
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-use common::Run;
+use common::{chromium, Run};
 use quick_xml::events::Event;
 use serde_json::Value;
 
@@ -117,25 +116,6 @@ impl Dom {
             .filter(|i| self.0[*i].has_class(class) && self.within(*i, ancestor))
             .collect()
     }
-}
-
-/// Chromium, headless and with nothing that reaches the network, on a fresh profile.
-fn chromium(page: &Path, last: &[String]) -> std::process::Output {
-    let profile = tempfile::tempdir().unwrap();
-    Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-        ])
-        .args(["--no-first-run", "--disable-background-networking"])
-        .args(["--disable-component-update", "--disable-sync"])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(last)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs (Debian package chromium, see .ci/install-packages)")
 }
 
 /// Runs `lockpick run` with `flags` in this test's own folder, kept after the test.

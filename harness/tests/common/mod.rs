@@ -260,3 +260,23 @@ impl Drop for Background {
         }
     }
 }
+
+/// Chromium, headless and with nothing that reaches the network, on a fresh profile, with
+/// `last` before the page (e.g. `--dump-dom`, or `--screenshot=<png>`).
+pub fn chromium(page: &Path, last: &[String]) -> Output {
+    let profile = tempfile::tempdir().unwrap();
+    Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+        ])
+        .args(["--no-first-run", "--disable-background-networking"])
+        .args(["--disable-component-update", "--disable-sync"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(last)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs (Debian package chromium, see .ci/install-packages)")
+}
