@@ -75,8 +75,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
                     args.run.display()
                 )));
             }
-            let (ops, results) = report::load(&args.run)?;
-            report::write_run_reports(&args.run, &ops, &results)?;
+            let loaded = report::load(&args.run)?;
+            report::write_run_reports(&args.run, &loaded)?;
             println!("{}", args.run.join(report::REPORT).display());
             Ok(0)
         }

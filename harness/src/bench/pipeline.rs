@@ -34,8 +34,8 @@ pub fn report(dir: &Path, sizes: &[u64]) -> Result<Vec<ReportRow>> {
         std::fs::create_dir_all(&run)?;
         let lines = generate::write(&run.join(crate::store::HISTORY), size, Shape::Correct)?;
         let started = Instant::now();
-        let (ops, results) = crate::report::load(&run)?;
-        crate::report::write_run_reports(&run, &ops, &results)?;
+        let loaded = crate::report::load(&run)?;
+        crate::report::write_run_reports(&run, &loaded)?;
         let seconds = started.elapsed().as_secs_f64();
         let report_bytes = std::fs::metadata(run.join(crate::report::REPORT))?.len();
         std::fs::remove_dir_all(&run)?;

@@ -198,25 +198,25 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
     if finished.interrupted {
         return Ok(None);
     }
-    let ops = &finished.ops;
-    let model = model::build(ops).unwrap_or_default();
+    let model = &finished.model;
     let r = &finished.results;
-    let ms = |q| report::acquire_latency_percentile(ops, q).map(|ns| ns as f64 / 1e6);
+    let ms = |q| {
+        let latency = finished.history.acquire_latency_percentile(q);
+        latency.map(|ns| ns as f64 / 1e6)
+    };
     Ok(Some(Figures {
         verdict: r.valid,
         counts: Counts::of(r),
         acquisitions: model.holds.len(),
         p50_ms: ms(0.5),
         p99_ms: ms(0.99),
-        unavailability: unavailability(&model, config.time_limit.as_nanos() as u64),
+        unavailability: unavailability(model, config.time_limit.as_nanos() as u64),
         unknown_reasons: r.unknown_reasons.clone(),
         undecidable: r.overlapping_holders.as_ref().map_or(0, |o| o.undecidable),
         first_story: r.stories.first().map(|s| s.one_line()),
         first_stale_write: Figures::story_of(r, &["stale-write"]),
         first_grant_under_live_lease: Figures::first_grant_story(r),
-        servers: ops.first().map_or_else(String::new, |setup| {
-            Figures::servers_line(&setup.value, !config.server_bins.is_empty())
-        }),
+        servers: Figures::servers_line(&finished.history.setup, !config.server_bins.is_empty()),
         dir: finished.dir,
         seed: config.seed,
         took: started.elapsed(),

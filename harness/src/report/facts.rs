@@ -7,9 +7,9 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
-use lockpick_checkers::{Op, Process, F};
 use serde_json::{Map, Value};
 
+use super::HistoryFacts;
 use crate::store;
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,13 +34,13 @@ pub struct RunFacts {
 }
 
 impl RunFacts {
-    /// Reads the facts of the run in `dir` whose history is `ops`.
-    pub fn gather(dir: &Path, ops: &[Op]) -> RunFacts {
+    /// Reads the facts of the run in `dir` whose history told `history`.
+    pub fn gather(dir: &Path, history: &HistoryFacts) -> RunFacts {
         let config: Value = fs::read_to_string(dir.join(store::CONFIG))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or(Value::Null);
-        let mut facts = RunFacts::of(&config, ops);
+        let mut facts = RunFacts::of(&config, history);
         facts.started = dir
             .file_name()
             .and_then(|n| started_from_folder_name(&n.to_string_lossy()))
@@ -59,14 +59,9 @@ impl RunFacts {
     }
 
     /// The facts from a run's config (`Value::Null` if it has none) and its history.
-    pub fn of(config: &Value, ops: &[Op]) -> RunFacts {
-        let setup = ops
-            .iter()
-            .find(|op| op.process.is_named(Process::HARNESS) && op.f == F::Setup)
-            .map(|op| &op.value)
-            .unwrap_or(&Value::Null);
-        let first = ops.first().map_or(0, |op| op.time);
-        let last = ops.iter().map(|op| op.time).max().unwrap_or(0);
+    pub fn of(config: &Value, history: &HistoryFacts) -> RunFacts {
+        let setup = &history.setup;
+        let (first, last) = (history.first, history.last);
         let text = |key: &str| {
             config[key]
                 .as_str()
@@ -176,7 +171,7 @@ fn started_from_folder_name(name: &str) -> Option<DateTime<FixedOffset>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lockpick_checkers::OpType;
+    use lockpick_checkers::{Op, OpType, Process, F};
     use serde_json::json;
 
     fn setup(value: Value) -> Op {
@@ -196,7 +191,7 @@ mod tests {
             "fencing": "on", "seed": 7, "clients": 3,
             "servers_versions": {"n1": "3.5.9", "n2": "3.5.9"}}),
         )];
-        let facts = RunFacts::of(&Value::Null, &ops);
+        let facts = RunFacts::of(&Value::Null, &HistoryFacts::of_ops(&ops));
         assert_eq!(facts.name(), "etcd-pause-node+kill-node");
         assert_eq!((facts.seed, facts.clients), (Some(7), Some(3)));
         assert_eq!(facts.fencing.as_deref(), Some("on"));
@@ -208,7 +203,7 @@ mod tests {
     fn the_config_wins_over_the_setup_line_and_no_nemesis_reads_none() {
         let ops = [setup(json!({"lock": "etcd", "nemesis": "pause-node"}))];
         let config = json!({"lock": "redis", "nemeses": [], "seed": 9});
-        let facts = RunFacts::of(&config, &ops);
+        let facts = RunFacts::of(&config, &HistoryFacts::of_ops(&ops));
         assert_eq!(facts.name(), "redis-none");
         assert_eq!(facts.seed, Some(9));
         assert!(facts.server_versions.is_empty());
@@ -220,7 +215,7 @@ mod tests {
             "server_versions": {"redis": "7.4.1"},
             "server_bins": {"redis": "/usr/local/bin/redis-server"},
             "runtime_facts": {"server_image": "redis:7.4", "server_image_id": ""}}))];
-        let facts = RunFacts::of(&Value::Null, &ops);
+        let facts = RunFacts::of(&Value::Null, &HistoryFacts::of_ops(&ops));
         let row = |what: &str, which: &str| (what.to_string(), which.to_string());
         assert_eq!(facts.server_versions, vec![row("redis", "7.4.1")]);
         assert_eq!(
@@ -231,7 +226,10 @@ mod tests {
                 row("server image", "redis:7.4"),
             ]
         );
-        let netns = RunFacts::of(&json!({"runtime": "netns"}), &ops[..0]);
+        let netns = RunFacts::of(
+            &json!({"runtime": "netns"}),
+            &HistoryFacts::of_ops(&ops[..0]),
+        );
         assert_eq!(netns.servers, vec![row("runtime", "netns")]);
     }
 

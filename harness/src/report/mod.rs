@@ -13,6 +13,7 @@
 
 mod facts;
 mod headline;
+mod history_facts;
 mod index;
 mod junit;
 mod metrics;
@@ -25,11 +26,12 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use lockpick_checkers::{Op, Results};
+use lockpick_checkers::model::Model;
+use lockpick_checkers::Results;
 
 use crate::store;
 pub use facts::RunFacts;
-pub use metrics::acquire_latency_percentile;
+pub use history_facts::HistoryFacts;
 
 pub const REPORT: &str = "report.html";
 pub const JUNIT: &str = "junit.xml";
@@ -38,24 +40,39 @@ pub const INDEX: &str = "index.html";
 /// The stylesheet every page lockpick writes embeds (pages stay single files).
 pub const STYLE: &str = include_str!("style.css");
 
-/// Reads a run folder's history and checks it: the operations (empty if the history is
-/// malformed) and the results.
-pub fn load(dir: &Path) -> Result<(Vec<Op>, Results)> {
-    let text = fs::read(dir.join(store::HISTORY)).context("cannot read the history")?;
-    Ok(match lockpick_checkers::read_history(text.as_slice()) {
-        Ok(ops) => {
-            let results = lockpick_checkers::check(&ops);
-            (ops, results)
-        }
-        Err(_) => (Vec::new(), lockpick_checkers::check_reader(text.as_slice())),
+/// A checked run: the checkers' results, the model they judged, and what the report reads off
+/// the history beside it. Nothing holds the history's lines.
+pub struct Loaded {
+    pub results: Results,
+    pub model: Model,
+    pub history: HistoryFacts,
+}
+
+/// Reads a run folder's history and checks it, streaming: the check builds the model line by
+/// line, and a second pass reads the report's few facts, so memory follows the model's size
+/// rather than the file's.
+pub fn load(dir: &Path) -> Result<Loaded> {
+    let path = dir.join(store::HISTORY);
+    let open = || {
+        fs::File::open(&path)
+            .map(std::io::BufReader::new)
+            .with_context(|| format!("cannot read {}", path.display()))
+    };
+    let (results, model) = lockpick_checkers::check_reader_with_model(open()?);
+    let history = HistoryFacts::read(open()?);
+    Ok(Loaded {
+        results,
+        model,
+        history,
     })
 }
 
 /// Writes `report.html` and `junit.xml` into a run folder.
-pub fn write_run_reports(dir: &Path, ops: &[Op], results: &Results) -> Result<()> {
-    let facts = RunFacts::gather(dir, ops);
+pub fn write_run_reports(dir: &Path, loaded: &Loaded) -> Result<()> {
+    let results = &loaded.results;
+    let facts = RunFacts::gather(dir, &loaded.history);
     let command = fs::read_to_string(dir.join(store::COMMAND)).unwrap_or_default();
-    let html = page::render(ops, results, &facts, command.trim());
+    let html = page::render_model(&loaded.model, results, &facts, command.trim());
     fs::write(dir.join(REPORT), html).context("cannot write the report")?;
     let xml = junit::junit(results, &facts).context("cannot render junit.xml")?;
     fs::write(dir.join(JUNIT), xml).context("cannot write junit.xml")?;

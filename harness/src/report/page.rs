@@ -3,9 +3,9 @@
 //! maud, which escapes every value. The one script only records that the page rendered, for
 //! the browser test.
 
-use lockpick_checkers::model::{self, Model};
+use lockpick_checkers::model::Model;
 use lockpick_checkers::story::Story;
-use lockpick_checkers::{Op, Results};
+use lockpick_checkers::Results;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
@@ -21,9 +21,15 @@ window.addEventListener('DOMContentLoaded', function () {
 });
 "#;
 
-/// The whole page.
-pub fn render(ops: &[Op], results: &Results, facts: &RunFacts, command: &str) -> String {
-    let model = model::build(ops).unwrap_or_default();
+/// The whole page, from operations in memory (the model is built from them).
+#[cfg(test)]
+pub fn render(
+    ops: &[lockpick_checkers::Op],
+    results: &Results,
+    facts: &RunFacts,
+    command: &str,
+) -> String {
+    let model = lockpick_checkers::model::build(ops).unwrap_or_default();
     render_model(&model, results, facts, command)
 }
 

@@ -19,13 +19,15 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Result;
-use lockpick_checkers::{Op, Results, Validity};
+use lockpick_checkers::model::Model;
+use lockpick_checkers::{Results, Validity};
 use serde::Serialize;
 
 pub use crate::scratch::SCRATCH_ROOT;
 pub use preflight::preflight;
 
 use crate::config::RunConfig;
+use crate::report::HistoryFacts;
 use crate::run_prefix::RunPrefix;
 use crate::store;
 
@@ -39,8 +41,10 @@ pub struct Finished {
     pub crashed_clients: Vec<String>,
     /// Why the verdict is not what the history alone would say (crashed clients, interrupted).
     pub downgraded: Vec<String>,
-    /// The history as checked (empty if it was malformed).
-    pub ops: Vec<Op>,
+    /// The model the checkers judged (empty if the history was malformed).
+    pub model: Model,
+    /// What the report read off the history beside the model (setup, times, acquire latencies).
+    pub history: HistoryFacts,
 }
 
 /// `results.json`: the checkers' results and how the run went.
@@ -95,8 +99,9 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     let crashed_clients = std::mem::take(&mut workload.crashed_clients);
     drop(workload);
 
-    let (ops, mut results) = crate::report::load(&dir)?;
-    let downgraded = decide(&mut results, interrupted, &crashed_clients);
+    let mut loaded = crate::report::load(&dir)?;
+    let downgraded = decide(&mut loaded.results, interrupted, &crashed_clients);
+    let setup = &loaded.history.setup;
     let run_results = RunResults {
         run: RunInfo {
             name: config.name(),
@@ -106,29 +111,26 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
             crashed_clients: &crashed_clients,
             downgraded: &downgraded,
             config,
-            server_versions: ops.first().map_or(&serde_json::Value::Null, |setup| {
-                &setup.value["server_versions"]
-            }),
-            server_bins: ops.first().map_or(&serde_json::Value::Null, |setup| {
-                &setup.value["server_bins"]
-            }),
+            server_versions: &setup["server_versions"],
+            server_bins: &setup["server_bins"],
         },
-        results: &results,
+        results: &loaded.results,
     };
     fs::write(
         dir.join(store::RESULTS),
         serde_json::to_string_pretty(&run_results)? + "\n",
     )?;
-    crate::report::write_run_reports(&dir, &ops, &results)?;
-    crate::summary_md::write_run(&dir, config, &results)?;
+    crate::report::write_run_reports(&dir, &loaded)?;
+    crate::summary_md::write_run(&dir, config, &loaded.results)?;
     crate::report::write_index(&config.store)?;
     Ok(Finished {
         dir,
-        results,
+        results: loaded.results,
         interrupted,
         crashed_clients,
         downgraded,
-        ops,
+        model: loaded.model,
+        history: loaded.history,
     })
 }
 
