@@ -73,6 +73,17 @@ pub fn unknown_reasons(model: &Model, final_read: Option<&FinalReadCheck>) -> Ve
             }
         }
     }
+    if let Some(end) = &model.run_end {
+        if !end.crashed_clients.is_empty() {
+            reasons.push(format!(
+                "{} client(s) crashed or hung: the lock was not exercised as configured",
+                end.crashed_clients.len()
+            ));
+        }
+        if end.interrupted {
+            reasons.push("the run was interrupted: the history is partial".to_string());
+        }
+    }
     reasons.extend(missing_records(model));
     reasons.extend(holders(model));
     reasons.extend(nemeses(model));
@@ -145,7 +156,7 @@ fn nemeses(model: &Model) -> Vec<String> {
             !model
                 .faults
                 .iter()
-                .any(|w| w.nemesis.as_deref() == Some(*name) && w.effective != Some(false))
+                .any(|w| w.nemesis.as_deref() == Some(*name) && w.effective == Some(true))
         })
         .map(|name| format!("the nemesis {name} never took effect"))
         .collect()

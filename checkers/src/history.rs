@@ -85,6 +85,10 @@ pub enum F {
     /// number of accesses it applied.
     #[serde(rename = "final-read")]
     FinalRead,
+    /// The harness says how the workload ended: whether it was interrupted, and which clients
+    /// crashed or hung (a run that did not exercise the lock as configured proves nothing).
+    #[serde(rename = "run-end")]
+    RunEnd,
 }
 
 /// One line of the history.

@@ -63,7 +63,10 @@ pub fn check(model: &Model) -> TokenViolations {
             .collect();
         with_token.sort_by_key(|(t, h)| (*t, h.start));
         for pair in with_token.windows(2) {
-            if pair[0].0 == pair[1].0 {
+            // One client handed its own token again (a library that re-takes the lock with the
+            // same session, say, after an unlock whose answer was lost) broke no promise to
+            // anyone else: only a token shared by two clients is a violation.
+            if pair[0].0 == pair[1].0 && pair[0].1.process != pair[1].1.process {
                 violations.push(violation(TokenBreach::TokenReused, pair[0].1, pair[1].1));
             }
         }

@@ -214,3 +214,51 @@ fn an_endless_line_like_dev_zero_ends_unknown_with_its_line_number() {
     assert!(malformed.reason.contains("longer than"), "{malformed}");
     assert_eq!(r.unknown_reasons.len(), 1);
 }
+
+#[test]
+fn a_fault_without_evidence_that_it_took_effect_proves_nothing() {
+    let mut h = History::with_setup("none", "pause-holder", None);
+    two_serial_holders(&mut h)
+        .fault_with(20, Some(25), pause(Some("pause-holder"), None))
+        .final_read_agreeing(30);
+    let r = check(&h.ops);
+    assert_eq!(r.valid, Validity::Unknown);
+    assert!(
+        r.unknown_reasons
+            .iter()
+            .any(|w| w.contains("pause-holder never took effect")),
+        "{:?}",
+        r.unknown_reasons
+    );
+}
+
+#[test]
+fn a_run_that_ended_with_a_crashed_client_or_an_interruption_is_unknown() {
+    for (value, says) in [
+        (
+            json!({"interrupted": false, "crashed_clients": ["client 1 exited with 101"]}),
+            "crashed or hung",
+        ),
+        (
+            json!({"interrupted": true, "crashed_clients": []}),
+            "interrupted",
+        ),
+    ] {
+        let mut h = History::with_setup("none", "none", None);
+        two_serial_holders(&mut h).push(
+            20,
+            Process::named("harness"),
+            OpType::Info,
+            F::RunEnd,
+            value,
+        );
+        h.final_read_agreeing(30);
+        let r = check(&h.ops);
+        assert_eq!(r.valid, Validity::Unknown, "{says}");
+        assert!(
+            r.unknown_reasons.iter().any(|w| w.contains(says)),
+            "{:?}",
+            r.unknown_reasons
+        );
+    }
+}

@@ -135,3 +135,21 @@ fn a_stale_read_alone_is_counted_and_told_but_not_invalid() {
     assert_eq!(r.stories.len(), 1);
     assert_eq!(r.stories[0].kind, "stale-read");
 }
+
+#[test]
+fn one_client_handed_its_own_token_again_broke_no_promise() {
+    // client 0 [--] token 5, then again token 5 (its library re-took the lock with the same
+    // session); client 1 [--] token 6 after both.
+    let mut h = History::with_setup("revision", "none", None);
+    h.acquire(0, "0.1", 10, 11, Some(5))
+        .release(0, "0.1", 12, 13)
+        .acquire(0, "0.2", 14, 15, Some(5))
+        .release(0, "0.2", 16, 17)
+        .acquire(1, "1.1", 18, 19, Some(6))
+        .release(1, "1.1", 20, 21)
+        .final_read_agreeing(30);
+    let r = check(&h.ops);
+    let t = r.token_violations.unwrap();
+    assert_eq!((t.reused, t.went_backwards), (0, 0));
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.unknown_reasons);
+}

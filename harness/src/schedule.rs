@@ -44,10 +44,7 @@ pub struct Plan<'a> {
 
 /// The stream of one nemesis: FNV-1a of its name, stable across builds and catalogue order.
 fn stream(seed: u64, nemesis: &str) -> u64 {
-    let hash = nemesis.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    });
-    seed ^ hash
+    seed ^ crate::stable_hash::fnv1a(nemesis)
 }
 
 impl Schedule {

@@ -274,6 +274,9 @@ impl Builder {
             (Process::HARNESS, F::Setup) => {
                 model.setup = Some(parse(op)?);
             }
+            (Process::HARNESS, F::RunEnd) => {
+                model.run_end = Some(parse(op)?);
+            }
             (Process::HARNESS, F::FinalRead) if op.kind == OpType::Ok => {
                 model.final_state = Some(parse::<FinalState>(op)?);
             }

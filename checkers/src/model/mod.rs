@@ -154,6 +154,8 @@ impl Setup {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Model {
     pub setup: Option<Setup>,
+    /// How the workload ended, as the harness recorded it.
+    pub run_end: Option<RunEnd>,
     pub holds: Vec<Hold>,
     pub accesses: Vec<Access>,
     pub faults: Vec<FaultWindow>,
@@ -170,6 +172,15 @@ pub struct Model {
     /// Index into `holds` by acquisition.
     #[serde(skip)]
     pub(crate) hold_index: HashMap<String, usize>,
+}
+
+/// The harness's `run-end` line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunEnd {
+    #[serde(default)]
+    pub interrupted: bool,
+    #[serde(default)]
+    pub crashed_clients: Vec<String>,
 }
 
 /// The resource's value and count of applied accesses, read after the clients stopped.

@@ -111,7 +111,8 @@ pub struct RunArgs {
     /// How far clock nemeses move a clock [default: twice the TTL].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub clock_jump: Option<String>,
-    /// How long delay-holder-write holds the holder's traffic [default: twice the TTL].
+    /// How long delay-holder-write and delay-client hold a client's traffic [default: twice the
+    /// TTL].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub delay: Option<String>,
     /// Percent of packets the loss nemesis drops.

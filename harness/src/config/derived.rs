@@ -115,10 +115,7 @@ impl RunConfig {
         if nemesis.len() <= 80 {
             return format!("{lock}-{nemesis}");
         }
-        // FNV-1a: stable across runs and builds, unlike the standard library's hasher.
-        let hash = nemesis.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-        });
+        let hash = crate::stable_hash::fnv1a(&nemesis);
         format!("{lock}-{}-nemeses-{:08x}", self.nemeses.len(), hash as u32)
     }
 }

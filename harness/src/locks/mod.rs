@@ -52,10 +52,7 @@ pub fn store_name(lock: &dyn Lock) -> String {
     if safe == name && name.len() <= 48 {
         return safe;
     }
-    // FNV-1a: stable across runs and builds.
-    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    });
+    let hash = crate::stable_hash::fnv1a(name);
     let cut: String = safe.chars().take(40).collect();
     format!("{cut}-{:08x}", hash as u32)
 }

@@ -131,6 +131,10 @@ impl Workload {
         self.note_crashed_clients(timed_out);
         let children = self.cluster.children();
         children.stop(|r| matches!(r, Role::Client(_)), Duration::from_secs(2));
+        // How the workload ended goes into the history itself, so that `lockpick check` and
+        // `lockpick report` of this history give the run's own verdict.
+        let interrupted_now = matches!(result, Ok(true));
+        self.record_run_end(interrupted_now)?;
         self.final_read()?;
         let children = self.cluster.children();
         children.stop(|r| *r == Role::Resource, Duration::from_secs(2));
@@ -150,6 +154,18 @@ impl Workload {
             cluster: &mut self.cluster,
             log: &mut self.log,
         })
+    }
+
+    fn record_run_end(&mut self, interrupted: bool) -> Result<()> {
+        let op = Op::new(
+            self.clock.now(),
+            Process::named(Process::HARNESS),
+            OpType::Info,
+            F::RunEnd,
+            json!({ "interrupted": interrupted, "crashed_clients": self.crashed_clients }),
+        );
+        self.log.append(op)?;
+        Ok(())
     }
 
     /// The last look at the resource, once no client can reach it any more. A resource that

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use lockpick_checkers::model::Model;
-use lockpick_checkers::{Results, Validity};
+use lockpick_checkers::Results;
 use serde::Serialize;
 
 pub use crate::scratch::SCRATCH_ROOT;
@@ -39,7 +39,7 @@ pub struct Finished {
     pub interrupted: bool,
     /// Clients that exited on their own with an error, as "client 3 exited with …".
     pub crashed_clients: Vec<String>,
-    /// Why the verdict is not what the history alone would say (crashed clients, interrupted).
+    /// The checkers' reasons that come from how the run went (crashed clients, interrupted).
     pub downgraded: Vec<String>,
     /// The model the checkers judged (empty if the history was malformed).
     pub model: Model,
@@ -99,8 +99,10 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     let crashed_clients = std::mem::take(&mut workload.crashed_clients);
     drop(workload);
 
-    let mut loaded = crate::report::load(&dir)?;
-    let downgraded = decide(&mut loaded.results, interrupted, &crashed_clients);
+    // The verdict is the checkers' alone: the history holds how the run ended (`run-end`),
+    // so a crashed client or an interruption makes it unknown there, for every later reader too.
+    let loaded = crate::report::load(&dir)?;
+    let downgraded = not_exercised(&loaded.results);
     let setup = &loaded.history.setup;
     let run_results = RunResults {
         run: RunInfo {
@@ -134,66 +136,12 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     })
 }
 
-/// Decides the run's verdict once, before any output is written: what the history proves, less
-/// what the run could not vouch for. A violation found stays a violation (a partial history
-/// proves what it shows); a valid history of a run whose clients crashed, or that was
-/// interrupted, is `unknown`, since the lock was not exercised as configured.
-fn decide(results: &mut Results, interrupted: bool, crashed_clients: &[String]) -> Vec<String> {
-    let mut reasons = Vec::new();
-    if !crashed_clients.is_empty() {
-        reasons.push(format!(
-            "{} client(s) crashed or hung: the lock was not exercised as configured",
-            crashed_clients.len()
-        ));
-    }
-    if interrupted {
-        reasons.push("the run was interrupted: the history is partial".to_string());
-    }
-    if results.valid == Validity::Valid && !reasons.is_empty() {
-        results.valid = Validity::Unknown;
-    }
-    results.unknown_reasons.extend(reasons.iter().cloned());
-    reasons
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn results(valid: Validity) -> Results {
-        lockpick_checkers::check(&[]).tap(valid)
-    }
-
-    trait Tap {
-        fn tap(self, valid: Validity) -> Results;
-    }
-
-    impl Tap for Results {
-        fn tap(mut self, valid: Validity) -> Results {
-            self.valid = valid;
-            self
-        }
-    }
-
-    #[test]
-    fn a_valid_history_of_an_interrupted_run_is_unknown() {
-        let mut r = results(Validity::Valid);
-        let reasons = decide(&mut r, true, &[]);
-        assert_eq!(r.valid, Validity::Unknown);
-        assert_eq!(reasons.len(), 1);
-    }
-
-    #[test]
-    fn a_violation_stays_a_violation_when_clients_crashed() {
-        let mut r = results(Validity::Invalid);
-        decide(&mut r, false, &["client 3 exited with 101".to_string()]);
-        assert_eq!(r.valid, Validity::Invalid);
-    }
-
-    #[test]
-    fn a_complete_valid_run_stays_valid() {
-        let mut r = results(Validity::Valid);
-        assert!(decide(&mut r, false, &[]).is_empty());
-        assert_eq!(r.valid, Validity::Valid);
-    }
+/// The reasons the checkers gave that come from how the run went rather than from the lock.
+fn not_exercised(results: &Results) -> Vec<String> {
+    results
+        .unknown_reasons
+        .iter()
+        .filter(|r| r.contains("crashed or hung") || r.contains("interrupted"))
+        .cloned()
+        .collect()
 }
