@@ -162,6 +162,10 @@ impl ExecClient {
                     Verdict::Fail => Renewed::Lost,
                     Verdict::Unknown => Renewed::Unknown,
                 },
+                // A slow extend (its server paused or cut off) is not the program breaking:
+                // killing it would end its session and free the lock under a holder still at
+                // work, a violation of lockpick's making. Its lease is unknown from now on.
+                Err(Breakage::Silent(_)) => Renewed::Unknown,
                 Err(breakage) => {
                     shared.broke(&shown, &breakage, "extend");
                     Renewed::GaveUp

@@ -117,6 +117,8 @@ pub struct Session {
     stdin: ChildStdin,
     lines: Receiver<Line>,
     next_id: u64,
+    /// The first request whose answer has not come: a later answer to it may still arrive.
+    oldest_unanswered: u64,
     /// Whether it answers `extend`.
     pub extends: bool,
     /// The library it names in its hello.
@@ -159,6 +161,7 @@ impl Session {
             stdin,
             lines,
             next_id: 1,
+            oldest_unanswered: 1,
             extends: false,
             library: None,
         };
@@ -193,18 +196,26 @@ impl Session {
         if sent.is_err() {
             return Err(self.died());
         }
-        let line = self.next_line(deadline, bound)?;
-        let answer: Answer = serde_json::from_str(&line).map_err(|e| Breakage::Garbage {
-            line: line.clone(),
-            why: format!("expected the answer to {op} {id}: {e}"),
-        })?;
-        if answer.id != id {
-            return Err(Breakage::Garbage {
-                line,
-                why: format!("it answers request {}, but {op} {id} was asked", answer.id),
-            });
+        loop {
+            let line = self.next_line(deadline, bound)?;
+            let answer: Answer = serde_json::from_str(&line).map_err(|e| Breakage::Garbage {
+                line: line.clone(),
+                why: format!("expected the answer to {op} {id}: {e}"),
+            })?;
+            // A late answer to an earlier request that was given up on (an `extend` that timed
+            // out while the program kept its lease): skip it, the program is still in step.
+            if answer.id < id && answer.id >= self.oldest_unanswered {
+                continue;
+            }
+            if answer.id != id {
+                return Err(Breakage::Garbage {
+                    line,
+                    why: format!("it answers request {}, but {op} {id} was asked", answer.id),
+                });
+            }
+            self.oldest_unanswered = id + 1;
+            return Ok(answer);
         }
-        Ok(answer)
     }
 
     /// The next line, by `deadline`; `bound` is the whole time allowed, for the message.
@@ -306,6 +317,22 @@ mod tests {
             .unwrap();
         assert_eq!(answer.result, Verdict::Ok);
         assert_eq!((answer.token, answer.valid_ms), (Some(7), Some(900)));
+        session.kill();
+    }
+
+    #[test]
+    fn a_late_answer_to_a_request_given_up_on_is_skipped() {
+        // Request 1 is answered only after it was given up on; request 2 still gets its own.
+        let program = shell(
+            r#"echo '{"protocol": 1, "extend": true}'; read one; sleep 0.4;
+               echo '{"id": 1, "result": "ok"}'; read two; echo '{"id": 2, "result": "fail"}'"#,
+        );
+        let mut session = Session::start(&program, &[], SECOND).unwrap();
+        let slow = Duration::from_millis(100);
+        let silent = session.request("extend", json!({}), slow).unwrap_err();
+        assert!(matches!(silent, Breakage::Silent(_)), "{silent:?}");
+        let answer = session.request("release", json!({}), SECOND).unwrap();
+        assert_eq!((answer.id, answer.result), (2, Verdict::Fail));
         session.kill();
     }
 
