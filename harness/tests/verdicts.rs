@@ -133,6 +133,11 @@ fn an_interrupted_run_says_unknown_in_every_output() {
     let index = std::fs::read_to_string(store.path().join("index.html")).unwrap();
     assert!(index.to_lowercase().contains("unknown"), "the store index");
     assert!(!index.to_lowercase().contains(">valid<"), "the store index");
+    // Judged again later from its history alone, the run keeps its verdict.
+    let again = lockpick().arg("check").arg(&r.dir).output().unwrap();
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert_eq!(again.status.code(), Some(2), "{said}");
+    assert!(said.contains("interrupted"), "{said}");
 }
 
 #[test]
