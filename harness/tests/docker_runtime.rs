@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::{finished, history_lines, lockpick, namespaces_with, wait_for, Background};
+use common::{finished, history_lines, lockpick, namespaces_with, wait_for};
 use nix::sys::signal::{kill, Signal};
 use serde_json::Value;
 
@@ -323,24 +323,17 @@ fn etcd_pauses_partitions_and_clock_jumps_take_effect_inside_containers() {
 fn clean_removes_the_containers_of_a_killed_run() {
     let engine = Engine::with_images(&[("bookworm", &["node", "redis"])]);
     let store = tempfile::tempdir().unwrap();
-    let child = engine
-        .lockpick()
-        .args([
-            "run",
-            "--runtime",
-            "docker",
-            "--lock",
-            "redis",
-            "--time-limit",
-            "120s",
-        ])
-        .arg("--store")
-        .arg(store.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut run = Background::new(child);
+    let mut command = engine.lockpick();
+    command.args([
+        "run",
+        "--runtime",
+        "docker",
+        "--lock",
+        "redis",
+        "--time-limit",
+        "120s",
+    ]);
+    let mut run = common::start_in(command, store.path());
     wait_for("operations", Duration::from_secs(60), || {
         history_lines(store.path()) > 50
     });
@@ -356,16 +349,7 @@ fn clean_removes_the_containers_of_a_killed_run() {
         !engine.containers_of(&prefix).is_empty(),
         "a killed controller cannot remove its containers"
     );
-    let clean = engine
-        .lockpick()
-        .args(["clean", "--prefix", &prefix])
-        .output()
-        .unwrap();
-    assert!(
-        clean.status.success(),
-        "{}",
-        String::from_utf8_lossy(&clean.stderr)
-    );
+    let clean = common::clean_prefix(engine.lockpick(), &prefix);
     assert!(String::from_utf8_lossy(&clean.stdout).contains("removed containers"));
     assert!(
         engine.containers_of(&prefix).is_empty(),

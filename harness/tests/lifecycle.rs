@@ -5,23 +5,15 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use common::{finished, history_lines, lockpick, namespaces_with, wait_for, Background};
 use nix::sys::signal::{kill, Signal};
 
 fn start(store: &Path, args: &str) -> Background {
-    let child = lockpick()
-        .arg("run")
-        .args(args.split_whitespace())
-        .arg("--store")
-        .arg(store)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    Background::new(child)
+    let mut command = lockpick();
+    command.arg("run").args(args.split_whitespace());
+    common::start_in(command, store)
 }
 
 fn start_long_run(store: &Path, nemesis: &str) -> Background {
@@ -93,15 +85,7 @@ fn clean_removes_what_a_killed_controller_left() {
         "a killed controller cannot clean up"
     );
 
-    let clean = lockpick()
-        .args(["clean", "--prefix", &prefix])
-        .output()
-        .unwrap();
-    assert!(
-        clean.status.success(),
-        "{}",
-        String::from_utf8_lossy(&clean.stderr)
-    );
+    common::clean_prefix(lockpick(), &prefix);
     common::assert_prefix_gone(&prefix);
     assert!(common::processes_mentioning(&[&subnet]).is_empty());
     // The partial history is still checkable, and says what is incomplete.
@@ -121,11 +105,7 @@ fn clean_leaves_a_live_run_alone() {
     let mut run = start_long_run(store.path(), "none");
     let dir = wait_for_history(&mut run, store.path(), "\"f\":\"acquire\"");
     let (prefix, _) = common::run_identity(&dir);
-    let clean = lockpick()
-        .args(["clean", "--prefix", &prefix])
-        .output()
-        .unwrap();
-    assert!(clean.status.success());
+    let clean = common::clean_prefix(lockpick(), &prefix);
     assert!(String::from_utf8_lossy(&clean.stdout).contains("still running"));
     // The run goes on: more operations arrive after the clean.
     let before = history_lines(store.path());
@@ -155,15 +135,7 @@ fn clean_removes_the_faketime_leftovers_of_a_killed_run() {
     );
     kill(run.pid(), Signal::SIGKILL).unwrap();
     run.wait();
-    let clean = lockpick()
-        .args(["clean", "--prefix", &prefix])
-        .output()
-        .unwrap();
-    assert!(
-        clean.status.success(),
-        "{}",
-        String::from_utf8_lossy(&clean.stderr)
-    );
+    common::clean_prefix(lockpick(), &prefix);
     common::assert_prefix_gone(&prefix);
     for pid in pids.lines() {
         for file in [

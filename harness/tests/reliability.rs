@@ -4,10 +4,10 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use common::{finished, lockpick, run_identity, wait_for, Background};
+use common::{finished, lockpick, run_identity, wait_for};
 use nix::sys::signal::{kill, Signal};
 
 /// Runs `lockpick run` with `line` and extra environment, in a fresh store.
@@ -52,22 +52,14 @@ fn a_panic_in_the_controller_cleans_up() {
 #[test]
 fn sigterm_heals_and_cleans_up() {
     let store = tempfile::tempdir().unwrap();
-    let child = lockpick()
-        .args([
-            "run",
-            "--time-limit",
-            "120s",
-            "--nemesis",
-            "pause-holder,partition-client",
-        ])
-        .args(["--fault-interval", "100ms"])
-        .arg("--store")
-        .arg(store.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut run = Background::new(child);
+    let mut command = lockpick();
+    command.args(["run", "--time-limit", "120s"]).args([
+        "--nemesis",
+        "pause-holder,partition-client",
+        "--fault-interval",
+        "100ms",
+    ]);
+    let mut run = common::start_in(command, store.path());
     wait_for("a fault", Duration::from_secs(60), || {
         std::fs::read_to_string(store.path().join("latest/history.jsonl"))
             .is_ok_and(|h| h.contains("\"f\":\"start\""))
@@ -230,16 +222,11 @@ fn rss_kb(pid: nix::unistd::Pid) -> u64 {
 #[test]
 fn fifty_clients_with_faults_keep_the_controller_memory_flat() {
     let store = tempfile::tempdir().unwrap();
-    let child = lockpick()
+    let mut command = lockpick();
+    command
         .args(["run", "--clients", "50", "--time-limit", "60s"])
-        .args(["--nemesis", "pause-holder,kill-client,partition-client"])
-        .arg("--store")
-        .arg(store.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut run = Background::new(child);
+        .args(["--nemesis", "pause-holder,kill-client,partition-client"]);
+    let mut run = common::start_in(command, store.path());
     let pid = run.pid();
     wait_for("the run to start", Duration::from_secs(60), || {
         common::history_lines(store.path()) > 0

@@ -14,16 +14,9 @@ use common::{finished, history_lines, lockpick, namespaces_with, wait_for, Backg
 use nix::sys::signal::{kill, Signal};
 
 fn start(store: &Path, command: &str, args: &str) -> Background {
-    let child = lockpick()
-        .arg(command)
-        .args(args.split_whitespace())
-        .arg("--store")
-        .arg(store)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    Background::new(child)
+    let mut lockpick = lockpick();
+    lockpick.arg(command).args(args.split_whitespace());
+    common::start_in(lockpick, store)
 }
 
 /// Waits until the newest run has recorded `count` operations, and notes its prefix.

@@ -4,7 +4,6 @@
 mod common;
 
 use std::io::Write;
-use std::process::Stdio;
 use std::time::Duration;
 
 use common::{lockpick, refused, run, run_line, Run};
@@ -107,15 +106,9 @@ fn a_resource_that_dies_mid_run_makes_the_run_unknown() {
 #[test]
 fn an_interrupted_run_says_unknown_in_every_output() {
     let store = tempfile::tempdir().unwrap();
-    let child = lockpick()
-        .args(["run", "--time-limit", "30s", "--clients", "3"])
-        .arg("--store")
-        .arg(store.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut background = common::Background::new(child);
+    let mut command = lockpick();
+    command.args(["run", "--time-limit", "30s", "--clients", "3"]);
+    let mut background = common::start_in(command, store.path());
     std::thread::sleep(Duration::from_secs(4));
     nix::sys::signal::kill(background.pid(), nix::sys::signal::Signal::SIGTERM).unwrap();
     let output = background.wait();

@@ -13,11 +13,13 @@ use crate::cluster::Links;
 
 pub struct DelayClient;
 
-struct Delayed {
-    id: u64,
-    slot: String,
-    target: String,
-    chunks_before: u64,
+/// A client's links held back; ending it lets them go and counts what they held.
+pub(super) struct Delayed {
+    pub(super) id: u64,
+    pub(super) slot: String,
+    pub(super) target: String,
+    pub(super) links: Links,
+    pub(super) chunks_before: u64,
 }
 
 impl Nemesis for DelayClient {
@@ -66,6 +68,7 @@ impl Nemesis for DelayClient {
             id,
             slot,
             target,
+            links: Links::All,
             chunks_before,
         })))
     }
@@ -73,8 +76,8 @@ impl Nemesis for DelayClient {
 
 impl Fault for Delayed {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        ctx.cluster.undelay(&self.slot, Links::All);
-        let held = ctx.cluster.delayed_chunks(&self.slot, Links::All) - self.chunks_before;
+        ctx.cluster.undelay(&self.slot, self.links);
+        let held = ctx.cluster.delayed_chunks(&self.slot, self.links) - self.chunks_before;
         ctx.stopped(
             self.id,
             "delay",

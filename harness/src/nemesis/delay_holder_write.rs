@@ -5,18 +5,12 @@
 use anyhow::Result;
 use serde_json::json;
 
+use super::delay_client::Delayed;
 use super::window::Window;
 use super::{Context, Fault, Holder, Needs, Nemesis, Trigger};
 use crate::cluster::Links;
 
 pub struct DelayHolderWrite;
-
-struct Delayed {
-    id: u64,
-    slot: String,
-    target: String,
-    chunks_before: u64,
-}
 
 impl Nemesis for DelayHolderWrite {
     fn name(&self) -> &'static str {
@@ -69,20 +63,8 @@ impl Nemesis for DelayHolderWrite {
             id,
             slot,
             target,
+            links: Links::Resource,
             chunks_before,
         })))
-    }
-}
-
-impl Fault for Delayed {
-    fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        ctx.cluster.undelay(&self.slot, Links::Resource);
-        let held = ctx.cluster.delayed_chunks(&self.slot, Links::Resource) - self.chunks_before;
-        ctx.stopped(
-            self.id,
-            "delay",
-            std::slice::from_ref(&self.target),
-            json!({ "delayed_chunks": held, "effective": held > 0 }),
-        )
     }
 }

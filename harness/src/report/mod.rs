@@ -5,18 +5,19 @@
 //! test case per checker) and the store's `index.html`.
 //!
 //! This module loads a run and writes the files; each part of a report has its own file:
-//! `facts` (what the run says about itself), `page` (the HTML, with maud, which escapes),
-//! `headline` (the sentences under the verdict), `violations` (every violation, numbered once
-//! for the page), `timeline` and `svg` (the drawings), `metrics` (latency percentiles and
-//! durations), `junit` and `index`. One stylesheet, [`STYLE`], serves the report, the index
+//! `history_facts` (what the report reads off the history beside the checkers' model: setup,
+//! times, acquire latencies), `facts` (what the run says about itself), `page` (the HTML, with
+//! maud, which escapes), `headline` (the sentences under the verdict), `violations` (every
+//! violation, numbered once for the page), `timeline` and `svg` (the drawings), `human_units`
+//! (durations as people say them), `junit` and `index`. One stylesheet, [`STYLE`], serves the report, the index
 //! and `compare.html`. The page stays under 2 MB at any history length (`size_tests`).
 
 mod facts;
 mod headline;
 mod history_facts;
+mod human_units;
 mod index;
 mod junit;
-mod metrics;
 mod page;
 mod svg;
 mod timeline;

@@ -9,7 +9,7 @@ use lockpick_checkers::Results;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
-use super::metrics::human_duration;
+use super::human_units::human_duration;
 use super::{headline, svg, timeline, violations, RunFacts, STYLE};
 
 const SCRIPT: &str = r#"

@@ -12,7 +12,7 @@ use lockpick_checkers::model::Model;
 use lockpick_checkers::story::seconds;
 use maud::{html, Markup};
 
-use super::metrics::human_duration;
+use super::human_units::human_duration;
 
 /// Room for the lane labels and the charts' y labels.
 pub const LEFT: f64 = 90.0;

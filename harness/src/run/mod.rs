@@ -39,8 +39,6 @@ pub struct Finished {
     pub interrupted: bool,
     /// Clients that exited on their own with an error, as "client 3 exited with …".
     pub crashed_clients: Vec<String>,
-    /// The checkers' reasons that come from how the run went (crashed clients, interrupted).
-    pub downgraded: Vec<String>,
     /// The model the checkers judged (empty if the history was malformed).
     pub model: Model,
     /// What the report read off the history beside the model (setup, times, acquire latencies).
@@ -62,8 +60,6 @@ struct RunInfo<'a> {
     seed: u64,
     interrupted: bool,
     crashed_clients: &'a [String],
-    /// Why the verdict is `unknown` although the history alone would say `valid`.
-    downgraded: &'a [String],
     config: &'a RunConfig,
     /// Each service's server version, as the setup line records it.
     server_versions: &'a serde_json::Value,
@@ -102,7 +98,6 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     // The verdict is the checkers' alone: the history holds how the run ended (`run-end`),
     // so a crashed client or an interruption makes it unknown there, for every later reader too.
     let loaded = crate::report::load(&dir)?;
-    let downgraded = not_exercised(&loaded.results);
     let setup = &loaded.history.setup;
     let run_results = RunResults {
         run: RunInfo {
@@ -111,7 +106,6 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
             seed: config.seed,
             interrupted,
             crashed_clients: &crashed_clients,
-            downgraded: &downgraded,
             config,
             server_versions: &setup["server_versions"],
             server_bins: &setup["server_bins"],
@@ -130,18 +124,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         results: loaded.results,
         interrupted,
         crashed_clients,
-        downgraded,
         model: loaded.model,
         history: loaded.history,
     })
-}
-
-/// The reasons the checkers gave that come from how the run went rather than from the lock.
-fn not_exercised(results: &Results) -> Vec<String> {
-    results
-        .unknown_reasons
-        .iter()
-        .filter(|r| r.contains("crashed or hung") || r.contains("interrupted"))
-        .cloned()
-        .collect()
 }

@@ -280,3 +280,31 @@ pub fn chromium(page: &Path, last: &[String]) -> Output {
         .output()
         .expect("chromium runs (Debian package chromium, see .ci/install-packages)")
 }
+
+/// Starts `command` (a `lockpick` with its arguments) in the background with `--store store`,
+/// its output captured. Dropping the result stops it and cleans whatever it left.
+pub fn start_in(mut command: Command, store: &Path) -> Background {
+    let child = command
+        .arg("--store")
+        .arg(store)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    Background::new(child)
+}
+
+/// `lockpick clean --prefix <prefix>` through `command` (plain, or with a Docker host set);
+/// it must succeed.
+pub fn clean_prefix(mut command: Command, prefix: &str) -> Output {
+    let clean = command
+        .args(["clean", "--prefix", prefix])
+        .output()
+        .unwrap();
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    clean
+}
