@@ -6,12 +6,21 @@
 //! never released. Both ends are the conservative choice: a correct lock hands the lock to B only
 //! after A's release was applied, which is after A's release invoke and before B's acquire ok,
 //! so a correct lock never produces an overlap here, whatever the scheduling.
+//!
+//! Holds A and B of different clients overlap iff `A.start < B.end && B.start < A.end`: the
+//! rule of a mutex model (A can be ordered before B only if A's release invoke is no later than
+//! B's grant). A hold of zero length (a client whose acquire `ok` is its last event: it died
+//! right after learning of its grant, or the history was cut there) counts like any other: a
+//! grant strictly inside another client's hold is an overlap even though the time both held the
+//! lock is a single instant. A release invoked at the very instant the next grant completes only
+//! touches, and is no overlap.
 
 use serde::Serialize;
 
 use crate::model::{Hold, Model};
 use crate::overlap_cause::{self, OverlapCause};
 use crate::verdict::Validity;
+use crate::words::seconds;
 
 /// One pair of holders whose holds overlapped.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -36,6 +45,24 @@ pub struct Overlap {
 impl Overlap {
     pub fn length(&self) -> u64 {
         self.to - self.from
+    }
+
+    /// How long both held the lock, in words: a span, or a single instant when one of the
+    /// holds lasted no time (its client's grant was its last event).
+    pub fn span_words(&self) -> String {
+        if self.length() == 0 {
+            format!(
+                "at the same instant, {} (one of the holds lasted no time at all)",
+                seconds(self.from)
+            )
+        } else {
+            format!(
+                "for {}, from {} to {}",
+                seconds(self.length()),
+                seconds(self.from),
+                seconds(self.to)
+            )
+        }
     }
 }
 
@@ -66,11 +93,14 @@ pub fn check(model: &Model) -> OverlappingHolders {
             if earlier.process == hold.process {
                 continue;
             }
-            let from = hold.start;
-            let to = earlier.end.min(hold.end);
-            if to <= from {
+            // `earlier.end > hold.start` holds for every active hold; the pair overlaps iff
+            // also `earlier.start < hold.end` (see the module doc). The span both held it may
+            // be a single instant (`from == to`) when one hold has zero length.
+            if earlier.start >= hold.end {
                 continue;
             }
+            let from = hold.start;
+            let to = earlier.end.min(hold.end);
             let (cause, why) = overlap_cause::classify(model, earlier, hold);
             overlaps.push(Overlap {
                 first: (*earlier).clone(),

@@ -216,12 +216,10 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
         time: overlap.to,
         index: Some(b.start_index),
         text: format!(
-            "{} and {} both held the lock for {}, from {} to {}",
+            "{} and {} both held the lock {}",
             who(a),
             who(b),
-            seconds(overlap.length()),
-            seconds(overlap.from),
-            seconds(overlap.to)
+            overlap.span_words()
         ),
         violation: true,
     });
@@ -232,10 +230,10 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
         format!("the cause: {}: {}", overlap.cause.describe(), overlap.why),
     );
     let title = format!(
-        "{} and {} held the lock at once for {} ({})",
+        "{} and {} held the lock at once {} ({})",
         who(a),
         who(b),
-        seconds(overlap.length()),
+        overlap.span_words(),
         overlap.cause.describe()
     );
     t.finish("overlap", title)

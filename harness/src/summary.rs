@@ -59,9 +59,8 @@ pub fn render(results: &Results) -> String {
             let _ = writeln!(out, "       and {}", hold(&first.second));
             let _ = writeln!(
                 out,
-                "       both held the lock for {} from {}{}",
-                seconds(first.length()),
-                seconds(first.from),
+                "       both held the lock {}{}",
+                first.span_words(),
                 if first.faults.is_empty() {
                     String::new()
                 } else {

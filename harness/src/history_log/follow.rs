@@ -63,7 +63,10 @@ impl Follower {
     /// A client's stream closed with an invocation open (it crashed, hung and was killed, or
     /// was killed by a nemesis): nobody knows whether that operation took effect, so it is
     /// completed as `info`, as Jepsen does with a crashed process.
+    /// Its hold, if it held the lock, ends here too, as the checker ends it at the client's
+    /// last event: a dead holder is not counted against every later grant.
     pub fn abandoned(&mut self, process: u64, now: u64) -> Option<Abandoned> {
+        self.holding.remove(&process);
         let invoke = self.open_invocations.remove(&process)?;
         let mut value = json!({
             "acquisition": invoke.acquisition,
@@ -110,5 +113,27 @@ mod tests {
         follower.follow(1, &head(OpType::Ok, F::Acquire, "1.1"));
         follower.follow(2, &head(OpType::Ok, F::Acquire, "2.1"));
         assert_eq!(follower.overlaps_seen(), 1);
+    }
+
+    #[test]
+    fn a_grant_inside_a_hold_is_counted_even_if_it_is_its_clients_last_event() {
+        // Client 2's grant is its last line (a hold of zero length) inside client 1's hold.
+        let mut follower = Follower::default();
+        follower.follow(1, &head(OpType::Ok, F::Acquire, "1.1"));
+        follower.follow(2, &head(OpType::Ok, F::Acquire, "2.1"));
+        assert!(follower.abandoned(2, 5).is_none());
+        follower.follow(1, &head(OpType::Invoke, F::Release, "1.1"));
+        assert_eq!(follower.overlaps_seen(), 1);
+    }
+
+    #[test]
+    fn a_dead_holder_is_not_counted_against_later_grants() {
+        let mut follower = Follower::default();
+        follower.follow(1, &head(OpType::Ok, F::Acquire, "1.1"));
+        assert!(follower.abandoned(1, 5).is_none());
+        follower.follow(2, &head(OpType::Ok, F::Acquire, "2.1"));
+        follower.follow(2, &head(OpType::Invoke, F::Release, "2.1"));
+        follower.follow(3, &head(OpType::Ok, F::Acquire, "3.1"));
+        assert_eq!(follower.overlaps_seen(), 0);
     }
 }
