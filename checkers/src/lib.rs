@@ -9,6 +9,7 @@
 
 pub mod completeness;
 pub mod history;
+pub mod liveness;
 pub mod model;
 pub mod overlap_cause;
 pub mod overlapping_holders;
@@ -49,6 +50,8 @@ pub struct Results {
     /// Stale reads the resource accepted: told, and counted apart, but not by themselves a
     /// violation.
     pub stale_reads_accepted: usize,
+    /// Stretches in which the lock was certainly free yet refused to everyone: a jammed lock.
+    pub liveness: Option<liveness::Liveness>,
 }
 
 /// How many violations of each kind get a story.
@@ -69,6 +72,7 @@ impl Results {
             final_read: None,
             token_violations: None,
             stale_reads_accepted: 0,
+            liveness: None,
         }
     }
 }
@@ -86,6 +90,7 @@ pub fn check_model(model: &model::Model) -> Results {
     let overlaps = overlapping_holders::check(model);
     let stale = stale_accesses::check(model);
     let tokens = tokens::check(model);
+    let liveness = liveness::check(model);
     // Stale writes first: they are the damage; then broken token promises, then the overlaps
     // behind them; stale reads last, as they lose nothing by themselves.
     let stale_of = |kind| {
@@ -101,11 +106,17 @@ pub fn check_model(model: &model::Model) -> Results {
     stories.extend(first_tokens.map(|v| story::of_token_violation(model, v)));
     let first_overlaps = overlaps.overlaps.iter().take(STORIES);
     stories.extend(first_overlaps.map(|o| story::of_overlap(model, o)));
+    let first_jams = liveness.jams.iter().take(STORIES);
+    stories.extend(first_jams.map(|j| story::of_jam(model, j)));
     stories.extend(stale_of(model::AccessKind::Read));
 
     let final_read = FinalReadCheck::of(model);
     let unknown_reasons = completeness::unknown_reasons(model, final_read.as_ref());
-    let proven = overlaps.valid.merge(stale.valid).merge(tokens.valid);
+    let proven = overlaps
+        .valid
+        .merge(stale.valid)
+        .merge(tokens.valid)
+        .merge(liveness.valid);
     let valid = match (proven, unknown_reasons.is_empty()) {
         (Validity::Valid, false) => Validity::Unknown,
         (verdict, _) => verdict,
@@ -123,6 +134,7 @@ pub fn check_model(model: &model::Model) -> Results {
         final_read,
         unknown_reasons,
         token_violations: Some(tokens),
+        liveness: Some(liveness),
     }
 }
 

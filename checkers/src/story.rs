@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::liveness::Jam;
 use crate::model::{Access, AccessKind, FaultWindow, Hold, Model};
 use crate::overlap_cause::{self, OverlapCause};
 use crate::overlapping_holders::Overlap;
@@ -25,7 +26,7 @@ pub struct Step {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Story {
-    /// `overlap`, `stale-write` / `stale-read`, or `token-reused` / `token-went-backwards`.
+    /// `overlap`, `stale-write` / `stale-read`, `token-reused` / `token-went-backwards`, or `jam`.
     pub kind: String,
     /// A one-line summary.
     pub title: String,
@@ -237,6 +238,50 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
         overlap.cause.describe()
     );
     t.finish("overlap", title)
+}
+
+/// The story of a jammed lock: who held it last, what was done to it, when its lease certainly
+/// ended, and the refusals since.
+pub fn of_jam(model: &Model, jam: &Jam) -> Story {
+    let mut t = Teller::new(model);
+    let a = &jam.last_holder;
+    t.acquired(a);
+    t.faults(a.start, jam.free_from);
+    t.released(a);
+    t.step(
+        jam.free_from,
+        None,
+        format!(
+            "from {} nobody held the lock and every earlier lease had certainly ended (the last: {})",
+            seconds(jam.free_from),
+            jam.free_how
+        ),
+    );
+    let clients: Vec<String> = jam.refused_clients.iter().map(|c| c.to_string()).collect();
+    t.steps.push(Step {
+        time: jam.until,
+        index: Some(jam.first_failure_index),
+        text: format!(
+            "{} acquire attempts by client(s) {} were refused from {} to {}: the lock stayed taken with no one holding it for {} ({} of it with no server fault to explain it){}",
+            jam.failed_attempts,
+            clients.join(", "),
+            seconds(jam.free_from),
+            seconds(jam.until),
+            seconds(jam.length()),
+            seconds(jam.unexcused),
+            match jam.next_grant {
+                Some(next) => format!("; it was granted again at {}", seconds(next)),
+                None => "; it was never granted again".to_string(),
+            }
+        ),
+        violation: true,
+    });
+    let title = format!(
+        "the lock jammed: refused to everyone for {} after client {}'s lease had ended",
+        seconds(jam.length()),
+        a.process
+    );
+    t.finish("jam", title)
 }
 
 /// The story of a stale access the resource accepted.

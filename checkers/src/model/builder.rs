@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::values::{parse, AccessValue, ClientValue, FaultValue, RenewValue};
-use super::{Access, FaultWindow, FinalState, Hold, Lease, Model};
+use super::{Access, AcquireAttempt, FaultWindow, FinalState, Hold, Lease, Model};
 use crate::history::{Malformed, Op, OpType, Process, F};
 use crate::record::{Record, Who};
 
@@ -198,6 +198,23 @@ impl Builder {
                 ),
             ));
         }
+        if op.f == F::Acquire && matches!(op.kind, OpType::Fail | OpType::Info) {
+            let attempt = AcquireAttempt {
+                process: p,
+                invoked: invoked_at,
+                completed: op.time,
+                index: op.index,
+            };
+            match op.kind {
+                OpType::Fail => self.model.failed_acquires.push(attempt),
+                _ => self.model.unknown_acquires.push(attempt),
+            }
+        }
+        if op.f == F::Release && op.kind == OpType::Ok {
+            if let Some(&i) = self.model.hold_index.get(&*value.acquisition) {
+                self.model.holds[i].released_ok_at = Some(op.time);
+            }
+        }
         if op.f == F::Acquire && op.kind == OpType::Ok {
             if self.model.hold_index.contains_key(&*value.acquisition) {
                 return Err(Malformed::at(
@@ -218,6 +235,7 @@ impl Builder {
                 start: op.time,
                 end: op.time,
                 released: false,
+                released_ok_at: None,
                 start_index: op.index,
                 end_index: op.index,
                 lease: value.lease,

@@ -42,6 +42,8 @@ pub struct Hold {
     pub end: u64,
     /// Whether the hold ended with a release invoke.
     pub released: bool,
+    /// When the release completed `ok` (the lock service let it go), if it did.
+    pub released_ok_at: Option<u64>,
     pub start_index: u64,
     pub end_index: u64,
     /// The lease as its acquire and renewals recorded it: `live_until` the latest of them all,
@@ -134,6 +136,10 @@ pub struct Setup {
     /// the lock renews nothing (the acquire's own `expires_by` bounds it) or it is not known.
     #[serde(default)]
     pub lease_silence_ms: Option<u64>,
+    /// How long the lock may stay refused to everyone while certainly free before it counts as
+    /// jammed (`--jam-bound`); `None`: the liveness checker's default from the TTL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jam_bound_ms: Option<u64>,
 }
 
 impl Setup {
@@ -161,6 +167,11 @@ pub struct Model {
     pub faults: Vec<FaultWindow>,
     /// Indexes of client invocations that never completed (the client died or the run ended).
     pub incomplete: Vec<u64>,
+    /// Every acquire attempt that certainly failed (`fail`: the lock was refused), in history
+    /// order: what shows a lock that stays taken with no one holding it.
+    pub failed_acquires: Vec<AcquireAttempt>,
+    /// Every acquire attempt whose outcome is unknown (`info`): each may have taken the lock.
+    pub unknown_acquires: Vec<AcquireAttempt>,
     /// Time of the last operation.
     pub end: u64,
     /// What the final read of the resource saw, if the run made one.
@@ -172,6 +183,17 @@ pub struct Model {
     /// Index into `holds` by acquisition.
     #[serde(skip)]
     pub(crate) hold_index: HashMap<String, usize>,
+}
+
+/// An acquire attempt that did not end in a known grant: refused, or of unknown outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct AcquireAttempt {
+    pub process: u64,
+    pub invoked: u64,
+    /// When its completion was recorded.
+    pub completed: u64,
+    /// The completion's index in the history.
+    pub index: u64,
 }
 
 /// The harness's `run-end` line.

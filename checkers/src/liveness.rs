@@ -1,0 +1,277 @@
+//! A jammed lock: nobody holds it, every earlier lease has certainly ended, and yet acquire
+//! after acquire is refused. A lock that a crash can jam for good is useless even if it never
+//! lets two clients in, so this is a violation of its own kind, proven from the history alone.
+//!
+//! The proof, for a stretch of time from `free_from` on:
+//! - no client believed it held the lock (every hold granted before had ended), and every
+//!   earlier hold's lease had certainly ended: its release completed `ok`, or its latest lease
+//!   record bounds it (`expires_by`), or its frozen holder's lease silence does. A hold with
+//!   neither (a lock that records no lease end) can never be proven gone, so no jam is claimed
+//!   after it;
+//! - acquire attempts invoked after `free_from` kept completing `fail` (certainly refused);
+//!   `info` outcomes (a timeout, a server out of reach) prove nothing and are not counted;
+//! - for longer than the bound, not counting time in which a fault aimed at a server was active
+//!   or had ended less than the recovery grace before: a server paused, cut off or restarted is
+//!   expected to make the lock unavailable for a while, and that is told, not flagged.
+//!
+//! The bound defaults to three TTLs (at least 3 s), the grace to 5 s plus two TTLs (a ZooKeeper
+//! ensemble elects a new leader in about 5 s); the setup line's `jam_bound_ms` overrides the
+//! bound.
+
+use serde::Serialize;
+
+use crate::model::{AcquireAttempt, Hold, Model};
+use crate::overlap_cause;
+use crate::verdict::Validity;
+
+/// The shortest default bound.
+const MIN_BOUND_MS: u64 = 3_000;
+/// The recovery grace after a server fault stops, beyond two TTLs.
+const GRACE_BASE_MS: u64 = 5_000;
+const MS: u64 = 1_000_000;
+
+/// One stretch in which the lock was free by every lease yet refused to everyone.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Jam {
+    /// The hold whose lease ended last before the jam: most likely the one that jammed it.
+    pub last_holder: Hold,
+    /// From when every earlier lease had certainly ended and nobody believed it held the lock.
+    pub free_from: u64,
+    /// How `free_from` is known, in words (whose word the lease bound is).
+    pub free_how: String,
+    /// The completion of the last refused attempt counted.
+    pub until: u64,
+    /// When the lock was granted again, if it was.
+    pub next_grant: Option<u64>,
+    /// Refused attempts invoked after `free_from` and completed by `until`.
+    pub failed_attempts: usize,
+    /// Clients that were refused.
+    pub refused_clients: Vec<u64>,
+    /// The longest stretch, in ns, free of server faults and their recovery grace.
+    pub unexcused: u64,
+    /// Time of the first refused attempt counted (its index in the history, for the report).
+    pub first_failure_index: u64,
+}
+
+impl Jam {
+    /// How long nobody could take the lock (ns).
+    pub fn length(&self) -> u64 {
+        self.until.saturating_sub(self.free_from)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Liveness {
+    pub valid: Validity,
+    /// The bound a jam must exceed, in ms, and the grace after a server fault.
+    pub bound_ms: u64,
+    pub grace_ms: u64,
+    pub jams: Vec<Jam>,
+}
+
+/// Finds every stretch in which the lock was certainly free and yet refused for longer than
+/// the bound.
+pub fn check(model: &Model) -> Liveness {
+    let ttl_ms = model.setup.as_ref().map_or(0, |s| s.ttl_ms);
+    let bound_ms = model
+        .setup
+        .as_ref()
+        .and_then(|s| s.jam_bound_ms)
+        .unwrap_or((3 * ttl_ms).max(MIN_BOUND_MS));
+    let grace_ms = GRACE_BASE_MS + 2 * ttl_ms;
+    let excused = excused_spans(model, grace_ms * MS);
+
+    let mut holds: Vec<&Hold> = model.holds.iter().collect();
+    holds.sort_by_key(|h| h.start);
+    let mut refused: Vec<&AcquireAttempt> = model.failed_acquires.iter().collect();
+    refused.sort_by_key(|f| f.completed);
+    let mut refused = refused.into_iter().peekable();
+    let mut jams = Vec::new();
+    // The time from which every hold granted before the current one is certainly gone: each by
+    // its own proof, or by the next grant (the service let it go when it granted again).
+    let mut earlier_gone: Option<u64> = Some(0);
+    for (i, hold) in holds.iter().enumerate() {
+        let next_grant = holds.get(i + 1).map(|h| h.start);
+        let gone = certainly_gone(model, hold);
+        let own = gone.as_ref().map(|(t, _)| (*t).max(hold.end));
+        let free_from = earlier_gone.zip(own).map(|(a, b)| a.max(b));
+        // For the next hold, this one is gone by its proof or, at the latest, that next grant.
+        let by_next = match (own, next_grant) {
+            (Some(t), Some(next)) => Some(t.min(next).max(hold.end)),
+            (None, Some(next)) => Some(next.max(hold.end)),
+            (t, None) => t,
+        };
+        earlier_gone = earlier_gone.zip(by_next).map(|(a, b)| a.max(b));
+        let limit = next_grant.unwrap_or(u64::MAX);
+        let in_gap = refusals_before(&mut refused, limit);
+        let (Some(free_from), Some((_, how))) = (free_from, gone) else {
+            continue;
+        };
+        if next_grant.is_some_and(|next| next <= free_from) {
+            continue;
+        }
+        let after: Vec<&AcquireAttempt> = in_gap
+            .into_iter()
+            .filter(|f| f.invoked >= free_from)
+            .collect();
+        if let Some(jam) = judge(
+            (free_from, &how, hold),
+            next_grant,
+            &after,
+            &excused,
+            bound_ms * MS,
+        ) {
+            jams.push(jam);
+        }
+    }
+    Liveness {
+        valid: if jams.is_empty() {
+            Validity::Valid
+        } else {
+            Validity::Invalid
+        },
+        bound_ms,
+        grace_ms,
+        jams,
+    }
+}
+
+/// When the lock service had certainly let go of `hold`, and how that is known.
+fn certainly_gone(model: &Model, hold: &Hold) -> Option<(u64, String)> {
+    let by_release = hold
+        .released_ok_at
+        .map(|t| (t, "its release completed".to_string()));
+    let by_lease = overlap_cause::lease_ended_by(model, hold, u64::MAX);
+    [by_release, by_lease]
+        .into_iter()
+        .flatten()
+        .min_by_key(|(t, _)| *t)
+        .map(|(t, how)| (t, format!("client {}'s lease, {how}", hold.process)))
+}
+
+/// The refused attempts completed before `limit` not taken yet (the holds are swept in grant
+/// order, so each attempt belongs to the gap it completed in).
+fn refusals_before<'a>(
+    refused: &mut std::iter::Peekable<impl Iterator<Item = &'a AcquireAttempt>>,
+    limit: u64,
+) -> Vec<&'a AcquireAttempt> {
+    let mut found = Vec::new();
+    while let Some(f) = refused.next_if(|f| f.completed < limit) {
+        found.push(f);
+    }
+    found
+}
+
+fn judge(
+    (free_from, how, last): (u64, &str, &Hold),
+    next_grant: Option<u64>,
+    refused: &[&AcquireAttempt],
+    excused: &[(u64, u64)],
+    bound: u64,
+) -> Option<Jam> {
+    let until = refused.iter().map(|f| f.completed).max()?;
+    // The longest stretch of [free_from, until] outside every excused span, and the refusals
+    // inside it: the jam must be shown by refusals where no server fault explains them.
+    let (from, to) = longest_unexcused(free_from, until, excused)?;
+    let inside = refused
+        .iter()
+        .filter(|f| f.invoked >= from && f.completed <= to)
+        .count();
+    if to - from <= bound || inside < 2 {
+        return None;
+    }
+    let mut clients: Vec<u64> = refused.iter().map(|f| f.process).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    Some(Jam {
+        last_holder: last.clone(),
+        free_from,
+        free_how: how.to_string(),
+        until,
+        next_grant,
+        failed_attempts: refused.len(),
+        refused_clients: clients,
+        unexcused: to - from,
+        first_failure_index: refused.iter().map(|f| f.index).min().unwrap_or(0),
+    })
+}
+
+/// Spans in which unavailability is expected, sorted and merged:
+/// - a fault aimed at a server (any target that is not a client), from its start to its stop
+///   plus the grace;
+/// - an acquire of unknown outcome, which may have taken the lock: from its invoke to its
+///   completion plus the longest lease any hold of the run recorded (to the end of the history
+///   when none recorded an end).
+fn excused_spans(model: &Model, grace: u64) -> Vec<(u64, u64)> {
+    let end = model.end;
+    let longest_lease = model
+        .holds
+        .iter()
+        .filter_map(|h| {
+            h.lease
+                .and_then(|l| l.expires_by)
+                .map(|e| e.saturating_sub(h.start))
+        })
+        .max();
+    let faults = model
+        .faults
+        .iter()
+        .filter(|w| w.targets.iter().any(|t| !t.starts_with("client ")))
+        .map(|w| (w.start, w.stop.unwrap_or(end).saturating_add(grace)));
+    let unknown = model.unknown_acquires.iter().map(|a| {
+        let until = longest_lease.map_or(u64::MAX, |l| a.completed.saturating_add(l));
+        (a.invoked, until)
+    });
+    let mut spans: Vec<(u64, u64)> = faults.chain(unknown).collect();
+    spans.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (s, e) in spans {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    merged
+}
+
+/// The longest part of `[from, to]` outside every span.
+fn longest_unexcused(from: u64, to: u64, spans: &[(u64, u64)]) -> Option<(u64, u64)> {
+    let mut best: Option<(u64, u64)> = None;
+    let mut cursor = from;
+    let mut consider = |a: u64, b: u64| {
+        if b > a && best.is_none_or(|(x, y)| b - a > y - x) {
+            best = Some((a, b));
+        }
+    };
+    for &(s, e) in spans {
+        if e <= cursor {
+            continue;
+        }
+        if s >= to {
+            break;
+        }
+        consider(cursor, s.min(to));
+        cursor = cursor.max(e);
+        if cursor >= to {
+            break;
+        }
+    }
+    if cursor < to {
+        consider(cursor, to);
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_faults_and_their_grace_are_cut_out_of_a_stretch() {
+        let spans = vec![(10, 20), (30, 40)];
+        assert_eq!(longest_unexcused(0, 50, &spans), Some((0, 10)));
+        assert_eq!(longest_unexcused(12, 100, &spans), Some((40, 100)));
+        assert_eq!(longest_unexcused(12, 18, &spans), None);
+        assert_eq!(longest_unexcused(0, 50, &[]), Some((0, 50)));
+    }
+}
