@@ -111,7 +111,8 @@ pub fn check_model(model: &model::Model) -> Results {
     stories.extend(stale_of(model::AccessKind::Read));
 
     let final_read = FinalReadCheck::of(model);
-    let unknown_reasons = completeness::unknown_reasons(model, final_read.as_ref());
+    let mut unknown_reasons = completeness::unknown_reasons(model, final_read.as_ref());
+    unknown_reasons.extend(liveness.unproven.clone());
     let proven = overlaps
         .valid
         .merge(stale.valid)

@@ -67,6 +67,9 @@ pub struct Liveness {
     pub bound_ms: u64,
     pub grace_ms: u64,
     pub jams: Vec<Jam>,
+    /// Why the run cannot show the lock stayed available, when it cannot: refused to everyone
+    /// while certainly free at the end of the run, for less than the bound.
+    pub unproven: Option<String>,
 }
 
 /// Finds every stretch in which the lock was certainly free and yet refused for longer than
@@ -87,6 +90,7 @@ pub fn check(model: &Model) -> Liveness {
     refused.sort_by_key(|f| f.completed);
     let mut refused = refused.into_iter().peekable();
     let mut jams = Vec::new();
+    let mut unproven = None;
     // The time from which every hold granted before the current one is certainly gone: each by
     // its own proof, or by the next grant (the service let it go when it granted again).
     let mut earlier_gone: Option<u64> = Some(0);
@@ -114,14 +118,19 @@ pub fn check(model: &Model) -> Liveness {
             .into_iter()
             .filter(|f| f.invoked >= free_from)
             .collect();
-        if let Some(jam) = judge(
-            (free_from, &how, hold),
-            next_grant,
-            &after,
-            &excused,
-            bound_ms * MS,
-        ) {
+        let Some(jam) = judge((free_from, &how, hold), next_grant, &after, &excused) else {
+            continue;
+        };
+        if jam.unexcused > bound_ms * MS {
             jams.push(jam);
+        } else if next_grant.is_none() && jam.unexcused >= (ttl_ms * MS).max(1_000 * MS) {
+            // Refused to everyone, while certainly free, up to the end of the run: too short
+            // to prove a jam, too long to call the lock live.
+            unproven = Some(format!(
+                "the lock was refused to everyone for the last {} while certainly free (a jam \
+                 needs over {bound_ms} ms to be proven)",
+                crate::words::seconds(jam.unexcused)
+            ));
         }
     }
     Liveness {
@@ -133,6 +142,7 @@ pub fn check(model: &Model) -> Liveness {
         bound_ms,
         grace_ms,
         jams,
+        unproven,
     }
 }
 
@@ -146,7 +156,7 @@ fn certainly_gone(model: &Model, hold: &Hold) -> Option<(u64, String)> {
         .into_iter()
         .flatten()
         .min_by_key(|(t, _)| *t)
-        .map(|(t, how)| (t, format!("client {}'s lease, {how}", hold.process)))
+        .map(|(t, how)| (t, format!("client {}'s, {how}", hold.process)))
 }
 
 /// The refused attempts completed before `limit` not taken yet (the holds are swept in grant
@@ -167,7 +177,6 @@ fn judge(
     next_grant: Option<u64>,
     refused: &[&AcquireAttempt],
     excused: &[(u64, u64)],
-    bound: u64,
 ) -> Option<Jam> {
     let until = refused.iter().map(|f| f.completed).max()?;
     // The longest stretch of [free_from, until] outside every excused span, and the refusals
@@ -177,7 +186,7 @@ fn judge(
         .iter()
         .filter(|f| f.invoked >= from && f.completed <= to)
         .count();
-    if to - from <= bound || inside < 2 {
+    if inside < 2 {
         return None;
     }
     let mut clients: Vec<u64> = refused.iter().map(|f| f.process).collect();

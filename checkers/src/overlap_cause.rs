@@ -37,10 +37,12 @@ impl OverlapCause {
 /// The earliest moment by which `first`'s lease had certainly ended, given that `later_grant`
 /// is when the other holder may first have been granted, and how that bound is known.
 pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(u64, String)> {
-    let recorded = first
-        .lease
-        .and_then(|l| l.expires_by)
-        .map(|t| (t, "by its latest lease record".to_string()));
+    let recorded = first.lease.and_then(|l| l.expires_by).map(|t| {
+        (
+            t,
+            format!("by its latest lease record: {}", model.lease_word()),
+        )
+    });
     let silence = model.setup.as_ref().and_then(|s| s.lease_silence_ms);
     let target = format!("client {}", first.process);
     // A frozen holder sends nothing: its lease outlives the freeze's start by at most the

@@ -252,7 +252,7 @@ pub fn of_jam(model: &Model, jam: &Jam) -> Story {
         jam.free_from,
         None,
         format!(
-            "from {} nobody held the lock and every earlier lease had certainly ended (the last: {})",
+            "from {} nobody held the lock and every earlier lease had certainly ended (the last to end was {})",
             seconds(jam.free_from),
             jam.free_how
         ),

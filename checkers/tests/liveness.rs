@@ -67,7 +67,10 @@ fn a_lock_refused_to_everyone_long_after_the_dead_holders_lease_ended_is_jammed(
     let text = story.one_line();
     assert!(text.contains("client 0 acquired the lock"), "{text}");
     assert!(text.contains("kill of client 0"), "{text}");
-    assert!(text.contains("by its latest lease record"), "{text}");
+    assert!(
+        text.contains("by its latest lease record: lockpick's own client's record"),
+        "{text}"
+    );
     assert!(text.contains("never granted again"), "{text}");
     assert!(story.steps.iter().any(|s| s.violation));
 }
@@ -210,4 +213,45 @@ fn a_busy_lock_handed_from_client_to_client_is_not_jammed() {
     }
     h.final_read_agreeing((t + 100) * MS);
     assert_eq!(check(&h.ops).liveness.unwrap().jams, vec![]);
+}
+
+#[test]
+fn refused_to_everyone_at_the_end_for_less_than_the_bound_is_not_proven_live() {
+    // Two clients held it in turn; then client 1 died holding it, and the run ended 2 s into the
+    // refusals: no jam is proven, and the lock is not called live either.
+    let mut h = setup();
+    h.acquire_leased(
+        0,
+        "0.1",
+        (0, 100 * MS),
+        (1_000 * MS, Some(1_100 * MS)),
+        None,
+    )
+    .release(0, "0.1", 200 * MS, 210 * MS)
+    .acquire_leased(
+        1,
+        "1.1",
+        (250 * MS, 300 * MS),
+        (1_200 * MS, Some(1_300 * MS)),
+        None,
+    )
+    .fault_with(
+        400 * MS,
+        Some(500 * MS),
+        json!({"id": 1, "fault": "kill", "targets": ["client 1"]}),
+    );
+    refusals(&mut h, 2, 1_400, 3_400);
+    h.final_read_agreeing(3_500 * MS);
+    let r = check(&h.ops);
+    let live = r.liveness.as_ref().unwrap();
+    assert_eq!(live.jams, vec![]);
+    assert!(live.unproven.is_some());
+    assert_eq!(r.valid, Validity::Unknown);
+    assert!(
+        r.unknown_reasons
+            .iter()
+            .any(|u| u.contains("refused to everyone")),
+        "{:?}",
+        r.unknown_reasons
+    );
 }

@@ -110,6 +110,20 @@ pub fn render(results: &Results) -> String {
             );
         }
     }
+    if let Some(l) = results.liveness.as_ref().filter(|l| !l.jams.is_empty()) {
+        let first = &l.jams[0];
+        let _ = writeln!(
+            out,
+            "  lock jammed: {} time(s) refused to everyone while certainly free for over {} ms; \
+             first: from {} to {} (the last lease to end was {}), {} refused attempts",
+            l.jams.len(),
+            l.bound_ms,
+            seconds(first.free_from),
+            seconds(first.until),
+            first.free_how,
+            first.failed_attempts
+        );
+    }
     if let Some(f) = results
         .final_read
         .as_ref()

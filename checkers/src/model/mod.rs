@@ -224,6 +224,16 @@ impl Model {
         }
     }
 
+    /// Whose word the lease bounds in the history are: a client program's (`exec:` locks) is a
+    /// claim lockpick cannot see behind; lockpick's own clients derive theirs from the server's
+    /// answers as `checkers/HISTORY.md` says.
+    pub fn lease_word(&self) -> &'static str {
+        match &self.setup {
+            Some(s) if s.lock.starts_with("exec:") => "the client program's report",
+            _ => "lockpick's own client's record",
+        }
+    }
+
     pub fn faults_during(&self, from: u64, to: u64) -> Vec<&FaultWindow> {
         self.faults
             .iter()

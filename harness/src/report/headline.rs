@@ -8,7 +8,7 @@ use lockpick_checkers::overlapping_holders::OverlappingHolders;
 use lockpick_checkers::{Results, Validity};
 use maud::{html, Markup};
 
-/// One sentence, with the kind of finding it tells (`overlap`, `fence`, `tokens`,
+/// One sentence, with the kind of finding it tells (`overlap`, `fence`, `tokens`, `jam`,
 /// `stale-reads`, `unproven`, `valid`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
@@ -62,6 +62,22 @@ pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
                 "{} reused and {} gone backwards: {lock} broke its fencing-token promise",
                 count(t.reused, "token", "tokens"),
                 t.went_backwards
+            ),
+        ));
+    }
+    if let Some(l) = results.liveness.as_ref().filter(|l| !l.jams.is_empty()) {
+        let longest = l.jams.iter().map(|j| j.length()).max().unwrap_or(0);
+        out.push(finding(
+            "jam",
+            format!(
+                "The lock jammed: {} nobody held it and every earlier lease had certainly ended, \
+                 yet every acquire was refused (the longest for {})",
+                if l.jams.len() == 1 {
+                    "once".to_string()
+                } else {
+                    format!("{} times", l.jams.len())
+                },
+                lockpick_checkers::story::seconds(longest)
             ),
         ));
     }

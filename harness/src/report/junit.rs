@@ -100,6 +100,19 @@ fn cases(results: &Results) -> Vec<(&'static str, TestCaseStatus)> {
         };
         cases.push(("stale writes accepted", status));
     }
+    if let Some(l) = &results.liveness {
+        let status = if l.jams.is_empty() {
+            TestCaseStatus::success()
+        } else {
+            let message = format!(
+                "the lock jammed {} time(s): refused to everyone while certainly free for over {} ms",
+                l.jams.len(),
+                l.bound_ms
+            );
+            failed(NonSuccessKind::Failure, message, story_of(&["jam"]))
+        };
+        cases.push(("lock never jammed", status));
+    }
     cases
 }
 
@@ -150,7 +163,7 @@ mod tests {
     }
 
     #[test]
-    fn a_clean_run_is_two_passing_cases_with_the_runs_facts() {
+    fn a_clean_run_is_passing_cases_with_the_runs_facts() {
         let xml = junit(&lockpick_checkers::check(&[]), &facts()).unwrap();
         let properties = properties_in(&xml);
         for expected in [
@@ -169,7 +182,7 @@ mod tests {
         let suite = &report.test_suites[0];
         assert_eq!(suite.time, Some(Duration::from_millis(6500)));
         assert_eq!(suite.timestamp, facts().started);
-        assert_eq!((suite.tests, suite.failures, suite.errors), (2, 0, 0));
+        assert_eq!((suite.tests, suite.failures, suite.errors), (3, 0, 0));
     }
 
     #[test]
