@@ -99,11 +99,12 @@ pub fn classify(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, St
         (true, None) => (
             OverlapCause::GrantedUnderLiveLease,
             format!(
-                "{} was granted by {} while the lease of {} was certainly live until {}",
+                "{} was granted by {} while the lease of {} was certainly live until {}: a second grant while the first lease was live, {} broke mutual exclusion",
                 b.acquisition,
                 seconds(b.start),
                 a.acquisition,
-                seconds(lease.live_until)
+                seconds(lease.live_until),
+                model.mutual_exclusion_breaker()
             ),
         ),
         (false, Some((t, how))) => (

@@ -44,6 +44,8 @@ pub struct TokenViolations {
     pub valid: Validity,
     /// Whether the lock gives tokens, so that there was a promise to check.
     pub checked: bool,
+    /// Holds that carried a token at all (a client program may promise tokens and report none).
+    pub holds_with_token: usize,
     /// Pairs of acquisitions that share a token.
     pub reused: usize,
     /// Acquisitions granted, certainly later, a lower token than an earlier one.
@@ -80,6 +82,7 @@ pub fn check(model: &Model) -> TokenViolations {
             Validity::Invalid
         },
         checked,
+        holds_with_token: model.holds.iter().filter(|h| h.token.is_some()).count(),
         reused: count(TokenBreach::TokenReused),
         went_backwards: count(TokenBreach::TokenWentBackwards),
         violations,

@@ -204,3 +204,52 @@ fn a_renewal_of_an_acquisition_never_granted_makes_the_history_unknown() {
     assert_eq!(r.valid, Validity::Unknown);
     assert_eq!(r.malformed.unwrap().line, 4);
 }
+
+/// A history whose setup names `lock`.
+fn with_lock(lock: &str) -> History {
+    let mut h = History::with_setup("none", "none", None);
+    h.ops[0].value["lock"] = json!(lock);
+    h
+}
+
+#[test]
+fn a_grant_under_a_live_lease_blames_the_service_for_our_clients_and_either_for_a_program() {
+    // Client 1 granted at 50 ms while client 0's lease was certainly live until 500 ms.
+    for (lock, blamed) in [
+        ("redis", "the lock service broke mutual exclusion"),
+        (
+            "exec:redis:./unsafe_release.py",
+            "the lock (service or client) broke mutual exclusion",
+        ),
+    ] {
+        let h = overlap_of(with_lock(lock), (ms(500), Some(ms(510))), (ms(40), ms(50)));
+        let r = check(&h.ops);
+        let o = only_overlap(&r);
+        assert_eq!(o.cause, OverlapCause::GrantedUnderLiveLease, "{}", o.why);
+        assert!(o.why.contains(blamed), "{lock}: {}", o.why);
+        assert!(
+            o.why
+                .contains("a second grant while the first lease was live"),
+            "{}",
+            o.why
+        );
+    }
+}
+
+#[test]
+fn a_lease_bound_says_whose_word_it_is() {
+    for (lock, word) in [
+        ("redis", "lockpick's own client's record"),
+        ("exec:redis:./client.py", "the client program's report"),
+    ] {
+        let h = overlap_of(
+            with_lock(lock),
+            (ms(100), Some(ms(110))),
+            (ms(150), ms(160)),
+        );
+        let r = check(&h.ops);
+        let o = only_overlap(&r);
+        assert_eq!(o.cause, OverlapCause::OutlivedLease, "{}", o.why);
+        assert!(o.why.contains(word), "{lock}: {}", o.why);
+    }
+}

@@ -86,6 +86,21 @@ function lease(lock, received) {
   return { valid_ms: Math.max(0, Math.floor(lock.expiration - received)), expires_ms: TTL_MS };
 }
 
+// A grant, dated from the attempt that took the lock (sent `granted_after_ms` after the
+// request was received; `valid_ms` then counts from there): redlock 4.2 dates a lock's
+// expiration from the start of its successful attempt, start + ttl - drift, with drift =
+// round(driftFactor * ttl) + 2 (driftFactor 0.01 by default).
+function grant(lock, received) {
+  const drift = Math.round(0.01 * TTL_MS) + 2;
+  const attempt = lock.expiration - TTL_MS + drift;
+  const grantedAfter = Math.max(0, Math.floor(attempt - received));
+  return {
+    valid_ms: Math.max(0, Math.floor(lock.expiration - (received + grantedAfter))),
+    expires_ms: TTL_MS,
+    granted_after_ms: grantedAfter,
+  };
+}
+
 async function handle(request, received) {
   serverErrors = [];
   if (request.op === 'acquire') {
@@ -100,7 +115,7 @@ async function handle(request, received) {
     }
     if (outcome.error) return failOrUnknown(outcome.error);
     held = outcome.value;
-    return { result: 'ok', ...lease(held, received) };
+    return { result: 'ok', ...grant(held, received) };
   }
   if (request.op === 'release' || request.op === 'extend') {
     if (!held) return { result: 'fail', error: 'no lock held' };

@@ -10,15 +10,24 @@ kazoo pings on its own, so there is no known end (no `expires_ms`, no `extend`).
 import json
 import os
 import sys
+import threading
+import time
 
-import kazoo
-from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import KazooException, LockTimeout
+try:
+    import kazoo
+    from kazoo.client import KazooClient, KazooState
+    from kazoo.exceptions import KazooException, LockTimeout
+except ImportError as e:
+    # One clear line in the client's log, rather than a traceback: the interpreter lacks it.
+    sys.exit(f"{sys.argv[0]}: {e} in {sys.executable}: install Debian's python3-kazoo, or name an "
+             "interpreter that has it: --lock 'exec:<service>:/path/to/python3 <this program>'")
 
 TTL_MS = int(os.environ["LOCKPICK_TTL_MS"])
+OP_TIMEOUT_S = int(os.environ.get("LOCKPICK_OP_TIMEOUT_MS", "500")) / 1000
+PATH = "/lockpick/" + os.environ["LOCKPICK_KEY"]
 client = KazooClient(hosts=os.environ["LOCKPICK_SERVERS"], timeout=TTL_MS / 1000)
 client.start(timeout=10)
-lock = client.Lock("/lockpick/" + os.environ["LOCKPICK_KEY"], os.environ["LOCKPICK_CLIENT"])
+lock = None  # the Lock of the last acquire that answered ok
 session = {"lost": False}
 
 
@@ -30,16 +39,65 @@ def on_state(state):
 client.add_listener(on_state)
 
 
+def bounded_acquire(wait_s):
+    """kazoo's Lock.acquire, kept within the protocol's bound (wait + the op timeout). Its
+    timeout bounds the wait, not the retries and clean-up after a lost connection (its own
+    retry has no limit), so it runs on a thread; one that overruns is answered `unknown` and,
+    should it still take the lock later, gives it back. Each acquire gets a Lock of its own, so
+    an abandoned one never blocks the next."""
+    attempt = client.Lock(PATH, os.environ["LOCKPICK_CLIENT"])
+    state = {"done": False, "abandoned": False, "got": False, "error": None}
+    guard = threading.Lock()
+
+    def run():
+        got, error = False, None
+        try:
+            got = attempt.acquire(timeout=wait_s)
+        except LockTimeout:
+            pass
+        except KazooException as e:
+            error = e
+        with guard:
+            state.update(done=True, got=got, error=error)
+            give_back = state["abandoned"] and got
+        if give_back:
+            try:
+                attempt.release()
+            except KazooException:
+                pass  # its session ends with this program: the node goes with it
+
+    threading.Thread(target=run, daemon=True).start()
+    deadline = time.monotonic() + wait_s + OP_TIMEOUT_S * 0.8
+    while time.monotonic() < deadline:
+        with guard:
+            if state["done"]:
+                break
+        time.sleep(0.005)
+    with guard:
+        if not state["done"]:
+            state["abandoned"] = True
+            return None, {"result": "unknown", "error": "kazoo's acquire overran its bound"}
+    if state["error"] is not None:
+        e = state["error"]
+        return None, {"result": "unknown", "error": f"{type(e).__name__}: {e}"}
+    if not state["got"]:
+        return None, {"result": "fail", "error": "held by another client"}
+    return attempt, {"result": "ok", "token": int(attempt.node[-10:]), "valid_ms": TTL_MS}
+
+
 def handle(request):
+    global lock
     op = request["op"]
     try:
         if op == "acquire":
             session["lost"] = False
-            if lock.acquire(timeout=request["wait_ms"] / 1000):
-                return {"result": "ok", "token": int(lock.node[-10:]), "valid_ms": TTL_MS}
-            return {"result": "fail", "error": "held by another client"}
+            lock, answer = bounded_acquire(request["wait_ms"] / 1000)
+            return answer
         if op == "release":
-            lock.release()
+            if lock is None:
+                return {"result": "fail", "error": "no lock held"}
+            held, lock = lock, None
+            held.release()
             if session["lost"]:
                 return {"result": "fail", "error": "the session expired while held"}
             return {"result": "ok"}

@@ -10,9 +10,15 @@ answer, unless extended (this client answers `extend` with Lock.extend)."""
 import json
 import os
 import sys
+import time
 
-import redis
-from redis.exceptions import LockError, LockNotOwnedError, RedisError
+try:
+    import redis
+    from redis.exceptions import LockError, LockNotOwnedError, RedisError
+except ImportError as e:
+    # One clear line in the client's log, rather than a traceback: the interpreter lacks it.
+    sys.exit(f"{sys.argv[0]}: {e} in {sys.executable}: install Debian's python3-redis, or name an "
+             "interpreter that has it: --lock 'exec:<service>:/path/to/python3 <this program>'")
 
 TTL_MS = int(os.environ["LOCKPICK_TTL_MS"])
 TIMEOUT_S = int(os.environ.get("LOCKPICK_OP_TIMEOUT_MS", "500")) / 1000 * 0.8
@@ -24,13 +30,25 @@ lock = server.lock(os.environ["LOCKPICK_KEY"], timeout=TTL_MS / 1000, sleep=0.01
 LEASE = {"valid_ms": TTL_MS, "expires_ms": TTL_MS}
 
 
+def acquire(wait_s):
+    """Lock.acquire's own retry loop, written out (non-blocking attempts 10 ms apart, as its
+    `sleep=0.01`) so that the answer can say when the attempt that succeeded was sent."""
+    received = time.monotonic()
+    while True:
+        attempt = time.monotonic()
+        if lock.acquire(blocking=False):
+            granted_after_ms = int((attempt - received) * 1000)
+            return {"result": "ok", "granted_after_ms": granted_after_ms, **LEASE}
+        if attempt + 0.01 > received + wait_s:
+            return {"result": "fail", "error": "held by another client"}
+        time.sleep(0.01)
+
+
 def handle(request):
     op = request["op"]
     try:
         if op == "acquire":
-            if lock.acquire(blocking_timeout=request["wait_ms"] / 1000):
-                return {"result": "ok", **LEASE}
-            return {"result": "fail", "error": "held by another client"}
+            return acquire(request["wait_ms"] / 1000)
         if op == "release":
             lock.release()
             return {"result": "ok"}

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use lockpick_checkers::model::{AccessKind, Hold};
+use lockpick_checkers::model::{AccessKind, Hold, Setup};
 use lockpick_checkers::story::{seconds, token};
 use lockpick_checkers::{Results, Validity};
 
@@ -50,8 +50,11 @@ pub fn render(results: &Results) -> String {
             let _ = writeln!(
                 out,
                 "    by cause: {} holder(s) outlived their lease, {} granted under a live lease \
-                 (the lock service broke mutual exclusion), {} not decidable",
-                o.outlived_lease, o.granted_under_live_lease, o.undecidable
+                 ({} broke mutual exclusion), {} not decidable",
+                o.outlived_lease,
+                o.granted_under_live_lease,
+                Setup::mutual_exclusion_breaker(results.setup.as_ref()),
+                o.undecidable
             );
         }
         if let Some(first) = o.overlaps.first() {
@@ -153,7 +156,12 @@ pub fn render(results: &Results) -> String {
 fn fencing_note(results: &Results) -> Option<String> {
     let setup = results.setup.as_ref()?;
     let stale = results.stale_accesses.as_ref()?;
-    let no_token = setup.token == "none";
+    // A client program's token is a promise: it counts only if a grant carried one.
+    let reported_none = results
+        .token_violations
+        .as_ref()
+        .is_some_and(|t| t.holds_with_token == 0);
+    let no_token = setup.token == "none" || reported_none;
     match (setup.fencing.as_str(), no_token) {
         ("on", true) => Some(format!(
             "fencing is on, but {} hands out no fencing token: no access carried one, so the \
@@ -171,5 +179,56 @@ fn fencing_note(results: &Results) -> Option<String> {
             setup.lock, setup.token
         )),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lockpick_checkers::{check, Op, OpType, Process, F};
+    use serde_json::{json, Value};
+
+    /// A stale write accepted with fencing off, from a lock whose clients reported `token`.
+    fn stale_write(lock: &str, promised: &str, token: Option<u64>) -> Results {
+        let mut ops = Vec::new();
+        let mut push = |time: u64, process: Process, kind: OpType, f: F, value: Value| {
+            let mut op = Op::new(time, process, kind, f, value);
+            op.index = ops.len() as u64;
+            ops.push(op);
+        };
+        let setup = json!({"lock": lock, "token": promised, "ttl_ms": 1000, "fencing": "off"});
+        push(0, Process::named("harness"), OpType::Info, F::Setup, setup);
+        let client = |p: u64, acq: &str, t: Option<u64>| {
+            (Process::Client(p), json!({"acquisition": acq, "token": t}))
+        };
+        for (p, acq, invoked, ok) in [(0, "0.1", 1, 2), (1, "1.1", 5, 6)] {
+            let (who, v) = client(p, acq, token.map(|t| t + p));
+            push(invoked, who.clone(), OpType::Invoke, F::Acquire, v.clone());
+            push(ok, who, OpType::Ok, F::Acquire, v);
+        }
+        for (seq, (time, p, acq)) in [(7, 1, "1.1"), (8, 0, "0.1")].into_iter().enumerate() {
+            let value = json!({"seq": seq + 1, "process": p, "acquisition": acq,
+                "token": token.map(|t| t + p), "op": "write", "value": seq + 1});
+            push(
+                time,
+                Process::named("resource"),
+                OpType::Ok,
+                F::Access,
+                value,
+            );
+        }
+        check(&ops)
+    }
+
+    #[test]
+    fn a_program_that_promised_tokens_and_reported_none_is_not_told_to_fence() {
+        let promised = "the token the client program reports";
+        let r = stale_write("exec:redis:./client.py", promised, None);
+        assert_eq!(r.stale_accesses.as_ref().unwrap().stale_writes, 1);
+        assert_eq!(fencing_note(&r), None, "{}", render(&r));
+        // The same program reporting tokens is told that the resource could have checked them.
+        let r = stale_write("exec:zookeeper:./client.py", promised, Some(4));
+        let note = fencing_note(&r).unwrap_or_default();
+        assert!(note.contains("could have checked"), "{note}");
     }
 }

@@ -131,6 +131,40 @@ fn redis_py_under_a_paused_holder_accepts_stale_writes() {
         "31",
     );
     assert!(r.stale("stale_writes") > 0, "{}", r.stdout);
+    retried_grants_are_dated(&r);
+}
+
+/// A library that retries inside one acquire says when the attempt that succeeded was sent
+/// (`granted_after_ms`): some grants after a wait carry a `granted_after` past their invoke, none
+/// past their answer, and almost every overlap's cause is decidable.
+fn retried_grants_are_dated(r: &Run) {
+    let history = r.history();
+    let mut invoked = std::collections::HashMap::new();
+    let mut dated = 0;
+    for op in &history {
+        let acq = op["value"]["acquisition"].as_str().unwrap_or_default();
+        match (op["f"].as_str(), op["type"].as_str()) {
+            (Some("acquire"), Some("invoke")) => {
+                invoked.insert(acq.to_string(), op["time"].as_u64().unwrap());
+            }
+            (Some("acquire"), Some("ok")) => {
+                if let Some(after) = op["value"]["granted_after"].as_u64() {
+                    assert!(after <= op["time"].as_u64().unwrap(), "{op}");
+                    dated += usize::from(after > invoked[acq]);
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(dated > 0, "no grant dated past its invoke\n{}", r.stdout);
+    let undecidable = r.results["overlapping_holders"]["undecidable"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        undecidable * 10 <= r.overlaps() as u64,
+        "{undecidable} of {} undecidable",
+        r.overlaps()
+    );
 }
 
 #[test]
@@ -196,6 +230,7 @@ fn node_redlock_without_faults_is_valid_and_its_leases_are_bounded() {
 fn node_redlock_under_a_paused_holder_accepts_stale_writes() {
     let r = paused_holder("redlock", node_redlock_client(), "off", "34");
     assert!(r.stale("stale_writes") > 0, "{}", r.stdout);
+    retried_grants_are_dated(&r);
 }
 
 /// The example clients and lockpick's own clients of the same algorithm get the same verdict

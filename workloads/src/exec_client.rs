@@ -139,12 +139,26 @@ impl ExecClient {
 
     /// The lease an answer describes, for a request sent at `invoke` and answered at
     /// `completion`: without `valid_ms` nothing beyond the request is promised, and without
-    /// `expires_ms` the lease has no known end.
+    /// `expires_ms` the lease has no known end. `valid_ms` counts from the request, or from the
+    /// grant's lower bound when the answer gives one (the program read the request after
+    /// `invoke`, so that bound is no later than its last attempt was really sent).
     fn lease(answer: &Answer, invoke: u64, completion: u64) -> Lease {
+        let from = Self::granted_after(answer, invoke, completion).unwrap_or(invoke);
         Lease {
-            live_until: invoke + answer.valid_ms.unwrap_or(0) * 1_000_000,
-            expires_by: answer.expires_ms.map(|ms| completion + ms * 1_000_000),
+            live_until: from.saturating_add(answer.valid_ms.unwrap_or(0).saturating_mul(1_000_000)),
+            expires_by: answer
+                .expires_ms
+                .map(|ms| completion.saturating_add(ms.saturating_mul(1_000_000))),
         }
+    }
+
+    /// The lower bound of the grant an answer gives, on the run clock, never past its answer.
+    fn granted_after(answer: &Answer, invoke: u64, completion: u64) -> Option<u64> {
+        answer.granted_after_ms.map(|ms| {
+            invoke
+                .saturating_add(ms.saturating_mul(1_000_000))
+                .min(completion)
+        })
     }
 
     fn start_watchdog(&mut self, lease: Lease, on_renewal: OnRenewal) {
@@ -195,7 +209,9 @@ impl LockClient for ExecClient {
         let error = answer.error.clone();
         match answer.result {
             Verdict::Ok => {
-                let lease = Self::lease(&answer, invoke, self.clock.now());
+                let completion = self.clock.now();
+                let lease = Self::lease(&answer, invoke, completion);
+                let granted_after = Self::granted_after(&answer, invoke, completion);
                 let extends = {
                     let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     shared.session.as_ref().is_some_and(|s| s.extends)
@@ -208,7 +224,7 @@ impl LockClient for ExecClient {
                     handle: answer.id.to_string(),
                     granted_by: Vec::new(),
                     lease,
-                    granted_after: None,
+                    granted_after,
                 })
             }
             Verdict::Fail => Outcome::Fail(error.unwrap_or_else(|| "not granted".to_string())),
@@ -263,5 +279,50 @@ impl Drop for ExecClient {
                 shared.process
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec_session::Verdict;
+
+    fn answer(valid_ms: u64, expires_ms: u64, granted_after_ms: Option<u64>) -> Answer {
+        Answer {
+            id: 1,
+            result: Verdict::Ok,
+            token: None,
+            valid_ms: Some(valid_ms),
+            expires_ms: Some(expires_ms),
+            granted_after_ms,
+            error: None,
+        }
+    }
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn a_grant_after_retries_is_dated_from_the_last_attempt_never_past_the_answer() {
+        // Sent at 100 ms, answered at 400 ms; the library's last attempt went out 250 ms in.
+        let a = answer(1_000, 1_000, Some(250));
+        assert_eq!(
+            ExecClient::granted_after(&a, 100 * MS, 400 * MS),
+            Some(350 * MS)
+        );
+        let lease = ExecClient::lease(&a, 100 * MS, 400 * MS);
+        assert_eq!(lease.live_until, 1_350 * MS);
+        assert_eq!(lease.expires_by, Some(1_400 * MS));
+        // A bound past the answer is cut to the answer; none given, the request's invoke.
+        let late = answer(1_000, 1_000, Some(900));
+        assert_eq!(
+            ExecClient::granted_after(&late, 100 * MS, 400 * MS),
+            Some(400 * MS)
+        );
+        let none = answer(1_000, 1_000, None);
+        assert_eq!(ExecClient::granted_after(&none, 100 * MS, 400 * MS), None);
+        assert_eq!(
+            ExecClient::lease(&none, 100 * MS, 400 * MS).live_until,
+            1_100 * MS
+        );
     }
 }

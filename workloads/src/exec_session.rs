@@ -84,6 +84,10 @@ pub struct Answer {
     /// The lease has certainly ended this long after the answer, unless extended.
     #[serde(default)]
     pub expires_ms: Option<u64>,
+    /// The grant certainly came no earlier than this long after the request was received (a
+    /// library that retries inside one acquire: when its last attempt was sent).
+    #[serde(default)]
+    pub granted_after_ms: Option<u64>,
     #[serde(default)]
     pub error: Option<String>,
 }

@@ -143,6 +143,14 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// [`Model::mutual_exclusion_breaker`], from the setup line alone.
+    pub fn mutual_exclusion_breaker(setup: Option<&Setup>) -> &'static str {
+        match setup {
+            Some(s) if s.lock.starts_with("exec:") => "the lock (service or client)",
+            _ => "the lock service",
+        }
+    }
+
     /// Whether the lock promises fencing tokens.
     pub fn gives_tokens(&self) -> bool {
         !self.token.is_empty() && self.token != "none"
@@ -232,6 +240,14 @@ impl Model {
             Some(s) if s.lock.starts_with("exec:") => "the client program's report",
             _ => "lockpick's own client's record",
         }
+    }
+
+    /// Who broke mutual exclusion when a grant came under a live lease, as far as the history
+    /// can tell: lockpick's own clients follow their service's protocol, so the service did; a
+    /// client program may itself be the culprit (a release that deletes another client's key,
+    /// an extend that renews another's lease, a recipe that ignores a lower sequence number).
+    pub fn mutual_exclusion_breaker(&self) -> &'static str {
+        Setup::mutual_exclusion_breaker(self.setup.as_ref())
     }
 
     pub fn faults_during(&self, from: u64, to: u64) -> Vec<&FaultWindow> {

@@ -37,12 +37,13 @@ pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
             out.push(finding(
                 "overlap",
                 format!(
-                    "{}: the lock service broke mutual exclusion",
+                    "{}: {} broke mutual exclusion",
                     count(
                         o.granted_under_live_lease,
                         "grant while the earlier lease was still live",
                         "grants while the earlier lease was still live"
-                    )
+                    ),
+                    model.mutual_exclusion_breaker()
                 ),
             ));
         }
@@ -168,9 +169,15 @@ fn overlap_sentence(model: &Model, o: &OverlappingHolders) -> String {
     if o.outlived_lease == n {
         all(&format!("because {holder} outlived its lease"))
     } else if o.granted_under_live_lease == n {
-        all("granted while the earlier lease was still live: the lock service broke mutual exclusion")
+        all(&format!(
+            "granted while the earlier lease was still live: {} broke mutual exclusion",
+            model.mutual_exclusion_breaker()
+        ))
     } else if o.undecidable == n {
-        all("of undecidable cause: the history cannot tell whether a holder outlived its lease or the lock service broke mutual exclusion")
+        all(&format!(
+            "of undecidable cause: the history cannot tell whether a holder outlived its lease or {} broke mutual exclusion",
+            model.mutual_exclusion_breaker()
+        ))
     } else {
         let mut parts = Vec::new();
         if o.outlived_lease > 0 {
@@ -205,7 +212,12 @@ fn fence(model: &Model, results: &Results) -> Option<String> {
     let setup = model.setup.as_ref()?;
     let stale = results.stale_accesses.as_ref()?;
     let writes = count(stale.stale_writes, "stale write", "stale writes");
-    match (setup.fencing == "on", setup.gives_tokens()) {
+    // A client program's token is a promise: it counts only if a grant carried one.
+    let reported = results
+        .token_violations
+        .as_ref()
+        .is_none_or(|t| t.holds_with_token > 0);
+    match (setup.fencing == "on", setup.gives_tokens() && reported) {
         (true, true) if stale.stale_writes == 0 && results.stale_reads_accepted == 0 => {
             fence_rejections(model, results).or_else(|| {
                 Some("the fence was never tested: no stale access reached the resource".into())

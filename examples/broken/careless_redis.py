@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Careless Redis lock clients, for lockpick's own tests, each broken the way argv[1] says:
+  no-expiry      - takes the key with `SET key <id> NX` and no expiry, so a holder that dies
+                   never gives it back (a lock that a crash jams); it still reports the TTL as
+                   its lease (`valid_ms`, `expires_ms`), the claim a careless wrapper makes;
+  unsafe-release - takes the key properly (`SET NX PX`) but releases with a plain `DEL`, so a
+                   holder that outlived its lease deletes the next holder's key: a client-side
+                   break of mutual exclusion, not the server's.
+
+    lockpick run --lock 'exec:redis:examples/broken/careless_redis.py no-expiry' --nemesis kill-client
+
+Needs Debian's python3-redis (for /usr/bin/python3)."""
+import json
+import os
+import sys
+import uuid
+
+try:
+    import redis
+    from redis.exceptions import RedisError
+except ImportError as e:
+    # One clear line in the client's log, rather than a traceback: the interpreter lacks it.
+    sys.exit(f"{sys.argv[0]}: {e} in {sys.executable}: install Debian's python3-redis, or name an "
+             "interpreter that has it: --lock 'exec:<service>:/path/to/python3 <this program>'")
+
+TTL_MS = int(os.environ["LOCKPICK_TTL_MS"])
+TIMEOUT_S = int(os.environ.get("LOCKPICK_OP_TIMEOUT_MS", "500")) / 1000 * 0.8
+KEY = os.environ["LOCKPICK_KEY"]
+host, port = os.environ["LOCKPICK_SERVERS"].split(",")[0].rsplit(":", 1)
+server = redis.Redis(host=host, port=int(port), socket_timeout=TIMEOUT_S,
+                     socket_connect_timeout=TIMEOUT_S)
+RELEASE = server.register_script(
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0")
+MODE = sys.argv[1]
+mine = None
+
+
+def handle(request):
+    global mine
+    try:
+        if request["op"] == "acquire":
+            me = uuid.uuid4().hex
+            expiry = None if MODE == "no-expiry" else TTL_MS
+            if server.set(KEY, me, nx=True, px=expiry):
+                mine = me
+                return {"result": "ok", "valid_ms": TTL_MS, "expires_ms": TTL_MS}
+            return {"result": "fail", "error": "held by another client"}
+        if request["op"] == "release":
+            if MODE == "unsafe-release" and mine is not None:
+                server.delete(KEY)
+                mine = None
+                return {"result": "ok"}
+            if mine is not None and RELEASE(keys=[KEY], args=[mine]) == 1:
+                mine = None
+                return {"result": "ok"}
+            return {"result": "fail", "error": "no longer ours"}
+        return {"result": "fail", "error": "unknown op"}
+    except RedisError as e:
+        return {"result": "unknown", "error": f"{type(e).__name__}: {e}"}
+
+
+print(json.dumps({"protocol": 1, "library": f"careless ({MODE}), redis-py {redis.__version__}"}),
+      flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    print(json.dumps({"id": request["id"], **handle(request)}), flush=True)
