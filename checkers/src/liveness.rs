@@ -70,6 +70,10 @@ pub struct Liveness {
     /// Why the run cannot show the lock stayed available, when it cannot: refused to everyone
     /// while certainly free at the end of the run, for less than the bound.
     pub unproven: Option<String>,
+    /// The longest stretch (ns) in which the lock was refused to everyone while certainly free
+    /// for longer than the bound, but which server faults and their recovery explain: expected
+    /// unavailability, told rather than flagged. 0 when there was none.
+    pub excused_wait: u64,
 }
 
 /// Finds every stretch in which the lock was certainly free and yet refused for longer than
@@ -91,6 +95,7 @@ pub fn check(model: &Model) -> Liveness {
     let mut refused = refused.into_iter().peekable();
     let mut jams = Vec::new();
     let mut unproven = None;
+    let mut excused_wait = 0;
     // The time from which every hold granted before the current one is certainly gone: each by
     // its own proof, or by the next grant (the service let it go when it granted again).
     let mut earlier_gone: Option<u64> = Some(0);
@@ -123,7 +128,12 @@ pub fn check(model: &Model) -> Liveness {
         };
         if jam.unexcused > bound_ms * MS {
             jams.push(jam);
-        } else if next_grant.is_none() && jam.unexcused >= (ttl_ms * MS).max(1_000 * MS) {
+            continue;
+        }
+        if jam.length() > bound_ms * MS {
+            excused_wait = excused_wait.max(jam.length());
+        }
+        if next_grant.is_none() && jam.unexcused >= (ttl_ms * MS).max(1_000 * MS) {
             // Refused to everyone, while certainly free, up to the end of the run: too short
             // to prove a jam, too long to call the lock live.
             unproven = Some(format!(
@@ -143,6 +153,7 @@ pub fn check(model: &Model) -> Liveness {
         grace_ms,
         jams,
         unproven,
+        excused_wait,
     }
 }
 
@@ -181,14 +192,16 @@ fn judge(
     let until = refused.iter().map(|f| f.completed).max()?;
     // The longest stretch of [free_from, until] outside every excused span, and the refusals
     // inside it: the jam must be shown by refusals where no server fault explains them.
-    let (from, to) = longest_unexcused(free_from, until, excused)?;
+    let (from, to) = longest_unexcused(free_from, until, excused).unwrap_or((until, until));
     let inside = refused
         .iter()
         .filter(|f| f.invoked >= from && f.completed <= to)
         .count();
-    if inside < 2 {
+    if refused.len() < 2 {
         return None;
     }
+    // Fewer than two refusals where nothing excuses them show no jam there.
+    let unexcused = if inside >= 2 { to - from } else { 0 };
     let mut clients: Vec<u64> = refused.iter().map(|f| f.process).collect();
     clients.sort_unstable();
     clients.dedup();
@@ -200,7 +213,7 @@ fn judge(
         next_grant,
         failed_attempts: refused.len(),
         refused_clients: clients,
-        unexcused: to - from,
+        unexcused,
         first_failure_index: refused.iter().map(|f| f.index).min().unwrap_or(0),
     })
 }

@@ -118,7 +118,10 @@ fn refusals_while_a_server_is_paused_and_soon_after_are_expected_not_a_jam() {
     refusals(&mut h, 1, 1_200, 12_000);
     h.final_read_agreeing(13_000 * MS);
     let r = check(&h.ops);
-    assert_eq!(r.liveness.unwrap().jams, vec![]);
+    let live = r.liveness.unwrap();
+    assert_eq!(live.jams, vec![]);
+    // Told, not flagged: refused from 1.1 s to the last refusal's answer at 11.9 s.
+    assert_eq!(live.excused_wait, (11_900 - 1_100) * MS);
 }
 
 #[test]

@@ -127,6 +127,14 @@ pub fn render(results: &Results) -> String {
             first.failed_attempts
         );
     }
+    if let Some(l) = results.liveness.as_ref().filter(|l| l.excused_wait > 0) {
+        let _ = writeln!(
+            out,
+            "  unavailable (expected, not a jam): refused to everyone for up to {} while free, \
+             during server faults or their recovery",
+            seconds(l.excused_wait)
+        );
+    }
     if let Some(f) = results
         .final_read
         .as_ref()

@@ -9,7 +9,7 @@ use lockpick_checkers::{Results, Validity};
 use maud::{html, Markup};
 
 /// One sentence, with the kind of finding it tells (`overlap`, `fence`, `tokens`, `jam`,
-/// `stale-reads`, `unproven`, `valid`).
+/// `unavailable`, `stale-reads`, `unproven`, `valid`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
     pub kind: &'static str,
@@ -79,6 +79,16 @@ pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
                     format!("{} times", l.jams.len())
                 },
                 lockpick_checkers::story::seconds(longest)
+            ),
+        ));
+    }
+    if let Some(l) = results.liveness.as_ref().filter(|l| l.excused_wait > 0) {
+        out.push(finding(
+            "unavailable",
+            format!(
+                "The lock was refused to everyone for up to {} while free, during server faults \
+                 or their recovery: expected unavailability, not a jam",
+                lockpick_checkers::story::seconds(l.excused_wait)
             ),
         ));
     }
