@@ -258,3 +258,22 @@ fn refused_to_everyone_at_the_end_for_less_than_the_bound_is_not_proven_live() {
         r.unknown_reasons
     );
 }
+
+#[test]
+fn the_setup_lines_jam_bound_replaces_the_default() {
+    // Refused for 8.8 s after the lease ended: a jam by the default bound (3 s), none under a
+    // bound of 10 s, where it is told as not proven instead (the run ended refusing).
+    let history = |bound: Option<u64>| {
+        let mut h = setup();
+        h.ops[0].value["jam_bound_ms"] = json!(bound);
+        a_holder_that_dies(&mut h);
+        refusals(&mut h, 1, 1_200, 10_000);
+        h.final_read_agreeing(11_000 * MS);
+        check(&h.ops)
+    };
+    assert_eq!(history(None).liveness.unwrap().jams.len(), 1);
+    let r = history(Some(10_000));
+    let live = r.liveness.unwrap();
+    assert_eq!((live.bound_ms, live.jams.len()), (10_000, 0));
+    assert!(live.unproven.is_some());
+}

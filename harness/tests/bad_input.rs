@@ -184,6 +184,8 @@ fn cases() -> Vec<(Vec<&'static str>, &'static str)> {
         (w("run --op-timeout 0"), "--op-timeout"),
         (w("run --op-timeout 500us"), "--op-timeout"),
         (w("run --op-timeout -1ms"), "--op-timeout"),
+        (w("run --jam-bound 500ms --ttl 1s"), "--jam-bound"),
+        (w("run --jam-bound soon"), "--jam-bound"),
         // Counts.
         (w("run --clients 0"), "--clients"),
         (w("run --clients 201"), "--clients"),

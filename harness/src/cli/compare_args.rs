@@ -74,6 +74,10 @@ pub struct CellKnobs {
     /// Client-side timeout of each request [default: half the TTL, at most 1s].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub op_timeout: Option<String>,
+    /// How long a certainly free lock may be refused to everyone before it is jammed
+    /// [default: three TTLs, at least 3s].
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
+    pub jam_bound: Option<String>,
     /// Partitions drop packets, or reject them with a TCP reset [default: drop].
     #[arg(long)]
     pub partition_mode: Option<String>,
@@ -110,6 +114,7 @@ impl CellKnobs {
             delay: pick(&self.delay, &fallback.delay),
             loss: self.loss.or(fallback.loss),
             op_timeout: pick(&self.op_timeout, &fallback.op_timeout),
+            jam_bound: pick(&self.jam_bound, &fallback.jam_bound),
             partition_mode: pick(&self.partition_mode, &fallback.partition_mode),
             runtime: pick(&self.runtime, &fallback.runtime),
             images: list(&self.images, &fallback.images),
@@ -131,6 +136,7 @@ impl CellKnobs {
             ("--delay", self.delay.clone()),
             ("--loss", self.loss.map(|l| l.to_string())),
             ("--op-timeout", self.op_timeout.clone()),
+            ("--jam-bound", self.jam_bound.clone()),
             ("--partition-mode", self.partition_mode.clone()),
             ("--runtime", self.runtime.clone()),
         ];

@@ -126,6 +126,11 @@ pub struct RunArgs {
     /// than the TTL [default: half the TTL, at most 1s].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub op_timeout: Option<String>,
+    /// How long the lock may be refused to everyone while certainly free (every earlier lease
+    /// ended, nobody holding it), outside server faults and their recovery, before it counts as
+    /// jammed [default: three TTLs, at least 3s].
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
+    pub jam_bound: Option<String>,
     /// Folder that keeps every run (`<store>/<lock>-<nemesis>/<time>/`).
     #[arg(long, default_value = "store")]
     pub store: PathBuf,

@@ -57,6 +57,10 @@ pub struct RunConfig {
     pub schedule: Option<PathBuf>,
     #[serde(serialize_with = "as_millis")]
     pub op_timeout: Duration,
+    /// How long a certainly free lock may be refused to everyone before it is jammed; `None`:
+    /// the liveness checker's default from the TTL.
+    #[serde(serialize_with = "as_optional_millis")]
+    pub jam_bound: Option<Duration>,
     pub store: PathBuf,
     /// Where the nodes live.
     #[serde(serialize_with = "runtime_name")]
@@ -89,6 +93,13 @@ fn nemesis_names<S: serde::Serializer>(
 
 fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_millis() as u64)
+}
+
+fn as_optional_millis<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&(d.as_millis() as u64)),
+        None => s.serialize_none(),
+    }
 }
 
 pub const MAX_CLIENTS: u32 = 200;
@@ -154,6 +165,20 @@ impl RunConfig {
                 args.ttl
             )));
         }
+        let jam_bound = match &args.jam_bound {
+            Some(text) => {
+                let bound = parse_duration("--jam-bound", text)?;
+                if bound < ttl {
+                    return Err(bad(format!(
+                        "--jam-bound {text} is shorter than --ttl {}: a lease outlives its dead \
+                         holder by up to the TTL, so a correct lock would be called jammed",
+                        args.ttl
+                    )));
+                }
+                Some(bound)
+            }
+            None => None,
+        };
         let twice_ttl = |flag: &str, value: &Option<String>| match value {
             Some(text) => parse_duration(flag, text),
             None => Ok(ttl * 2),
@@ -273,6 +298,7 @@ impl RunConfig {
             loss: args.loss,
             schedule: args.schedule.clone(),
             op_timeout,
+            jam_bound,
             // Absolute, because servers change their working directory (redis-server's --dir)
             // before they open the log files the store holds.
             store: std::path::absolute(&args.store)

@@ -120,6 +120,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             "ttl_ms": config.ttl.as_millis() as u64,
             "lease_silence_ms": config.lock.lease_silence(config.ttl).map(|d| d.as_millis() as u64),
             "fencing": config.fencing.name(),
+            "jam_bound_ms": config.jam_bound.map(|d| d.as_millis() as u64),
             "nemesis": config.nemesis_name(),
             "clients": config.clients,
             "seed": config.seed,
