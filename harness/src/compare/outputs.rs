@@ -53,7 +53,7 @@ fn report_link(from: &Path, cell: &Cell) -> Option<String> {
         .map(|f| relative(from, &f.dir.join(report::REPORT)))
 }
 
-pub const HEADER: [&str; 14] = [
+pub const HEADER: [&str; 15] = [
     "lock",
     "nemesis",
     "fencing",
@@ -62,6 +62,7 @@ pub const HEADER: [&str; 14] = [
     "stale writes accepted",
     "stale reads",
     "grants under a live lease",
+    "token violations",
     "acquisitions",
     "acquire p50 ms",
     "acquire p99 ms",
@@ -85,12 +86,13 @@ fn row(cell: &Cell) -> Vec<String> {
             f.counts.stale_writes.to_string(),
             f.counts.stale_reads.to_string(),
             f.counts.grants_under_live_lease.to_string(),
+            f.counts.token_violations.to_string(),
             f.acquisitions.to_string(),
             latency(f.p50_ms),
             latency(f.p99_ms),
             format!("{:.0}%", f.unavailability * 100.0),
         ]),
-        None => row.extend(std::iter::repeat_n("-".to_string(), 8)),
+        None => row.extend(std::iter::repeat_n("-".to_string(), 9)),
     }
     row.push(match cell.judgement {
         Judgement::NotJudged => "-".to_string(),
@@ -244,6 +246,7 @@ fn grid_cell(c: &Cell, dir: &Path) -> Markup {
                         "overlaps " (f.counts.overlaps) " · stale writes " (f.counts.stale_writes)
                         " · stale reads " (f.counts.stale_reads)
                         " · grants under a live lease " (f.counts.grants_under_live_lease)
+                        " · token violations " (f.counts.token_violations)
                     }
                 }
                 _ => { (verdict_word(c)) }
@@ -311,6 +314,7 @@ pub fn junit(cells: &[Cell], seed: u64, dir: &Path) -> Result<String, quick_juni
                     "grants under a live lease",
                     k.grants_under_live_lease.to_string(),
                 ),
+                Property::new("token violations", k.token_violations.to_string()),
                 Property::new("report", relative(dir, &f.dir.join(report::REPORT))),
             ]);
         }
