@@ -34,6 +34,8 @@ pub struct Results {
     pub operations: usize,
     /// Client invocations that never completed: outcomes nobody knows.
     pub incomplete: Vec<u64>,
+    /// Client operations answered `info`: their outcome is unknown too.
+    pub answered_unknown: usize,
     pub setup: Option<model::Setup>,
     pub overlapping_holders: Option<overlapping_holders::OverlappingHolders>,
     pub stale_accesses: Option<stale_accesses::StaleAccesses>,
@@ -62,6 +64,7 @@ impl Results {
             malformed: Some(malformed),
             operations,
             incomplete: Vec::new(),
+            answered_unknown: 0,
             setup: None,
             overlapping_holders: None,
             stale_accesses: None,
@@ -115,6 +118,7 @@ pub fn check_model(model: &model::Model) -> Results {
         malformed: None,
         operations: model.operations,
         incomplete: model.incomplete.clone(),
+        answered_unknown: model.answered_unknown,
         setup: model.setup.clone(),
         stale_reads_accepted: stale.stale_reads,
         overlapping_holders: Some(overlaps),

@@ -186,6 +186,9 @@ impl Builder {
             ));
         };
         invoke.open = false;
+        if op.kind == OpType::Info {
+            self.model.answered_unknown += 1;
+        }
         let (invoked_f, invoked_at, invoked_index) = (invoke.f, invoke.time, invoke.index);
         if invoked_f != op.f || invoke.acquisition != value.acquisition {
             return Err(Malformed::at(

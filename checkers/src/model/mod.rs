@@ -161,6 +161,9 @@ pub struct Model {
     pub faults: Vec<FaultWindow>,
     /// Indexes of client invocations that never completed (the client died or the run ended).
     pub incomplete: Vec<u64>,
+    /// Client operations that completed `info`: answered, but nobody knows whether they took
+    /// effect (a timeout, an exec program that says it does not know).
+    pub answered_unknown: usize,
     /// Time of the last operation.
     pub end: u64,
     /// What the final read of the resource saw, if the run made one.

@@ -35,7 +35,7 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     let plan = plan::plan(args)?;
     summary_md::runs_publish_step_summary(false);
     let runnable = plan.cells.iter().filter(|c| c.config.is_ok()).count();
-    eprintln!(
+    crate::tell!(
         "lockpick compare: {} cells ({} n/a), seed {}, {} at a time",
         plan.cells.len(),
         plan.cells.len() - runnable,
@@ -72,7 +72,7 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
                             &planned.expected,
                             Outcome::Ran(Box::new(figures.clone())),
                         );
-                        eprintln!(
+                        crate::tell!(
                             "[{}/{runnable}] {}: {} (expected {}: {})",
                             ran.count() + 1,
                             planned.name,
@@ -179,15 +179,15 @@ fn write_outputs(
     let summary = summary_md::render(&title, &outputs::summary_cells(cells, &dir), &notes);
     summary_md::publish(&dir, &summary)?;
     report::write_index(&plan.store)?;
-    print!("{table}");
+    crate::terminal::print(&table);
     for c in cells {
         match &c.judgement {
-            Judgement::Broken(why) => println!("NOT AS EXPECTED: {}: {why}", c.name),
-            Judgement::Unproven(why) => println!("UNPROVEN: {}: {why}", c.name),
+            Judgement::Broken(why) => crate::say!("NOT AS EXPECTED: {}: {why}", c.name),
+            Judgement::Unproven(why) => crate::say!("UNPROVEN: {}: {why}", c.name),
             _ => {}
         }
     }
-    println!("\nwritten to {}", dir.display());
+    crate::say!("\nwritten to {}", dir.display());
     Ok(())
 }
 

@@ -89,6 +89,10 @@ fn summary(results: &Results) -> Markup {
     }
     rows.push(("operations", results.operations.to_string()));
     rows.push((
+        "outcome unknown (answered info)",
+        results.answered_unknown.to_string(),
+    ));
+    rows.push((
         "incomplete operations",
         results.incomplete.len().to_string(),
     ));
