@@ -76,6 +76,8 @@ pub struct SummaryCell {
     pub fencing: String,
     /// `None`: the cell did not run, for `na_reason`.
     pub verdict: Option<Validity>,
+    /// Over several repeats, how the verdicts add up (`5/5`, `3/5 (valid 2/5)`).
+    pub repeats: Option<String>,
     pub na_reason: Option<String>,
     /// What it was expected to show, and whether it did (`None` for a single run).
     pub expected: Option<(String, Gate)>,
@@ -83,6 +85,14 @@ pub struct SummaryCell {
     pub story: Option<String>,
     /// Its report, relative to the summary.
     pub report: Option<String>,
+}
+
+/// A cell's mark, with its repeats' tally when it has one.
+fn shown(c: &SummaryCell) -> String {
+    match &c.repeats {
+        Some(tally) => format!("{} {tally}", mark(c.verdict)),
+        None => mark(c.verdict).to_string(),
+    }
 }
 
 fn mark(verdict: Option<Validity>) -> &'static str {
@@ -154,10 +164,10 @@ pub fn render(title: &str, cells: &[SummaryCell], notes: &[String]) -> String {
                 None => " ".to_string(),
                 Some(c) => match (&c.report, &c.expected) {
                     (Some(link), Some((_, gate))) => {
-                        format!("[{}]({link}) · {}", mark(c.verdict), gate_mark(gate))
+                        format!("[{}]({link}) · {}", shown(c), gate_mark(gate))
                     }
-                    (Some(link), None) => format!("[{}]({link})", mark(c.verdict)),
-                    (None, _) => mark(c.verdict).to_string(),
+                    (Some(link), None) => format!("[{}]({link})", shown(c)),
+                    (None, _) => shown(c),
                 },
             };
             let _ = write!(out, " {text} |");
@@ -283,7 +293,7 @@ fn details(out: &mut String, cells: &[SummaryCell]) {
     for c in cells {
         let verdict = match (&c.na_reason, c.verdict) {
             (Some(reason), None) => format!("n/a: {}", shorten(reason)),
-            _ => mark(c.verdict).to_string(),
+            _ => shown(c),
         };
         let expected = c
             .expected
@@ -337,6 +347,7 @@ pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()
         nemesis: config.nemesis_name(),
         fencing: config.fencing.name().to_string(),
         verdict: Some(results.valid),
+        repeats: None,
         na_reason: None,
         expected: None,
         counts: Counts::of(results),

@@ -33,7 +33,7 @@ fn latency(ms: Option<f64>) -> String {
 
 fn verdict_word(cell: &Cell) -> String {
     match &cell.outcome {
-        Outcome::Ran(f) => f.verdict.to_string(),
+        Outcome::Ran(_) => cell.verdict_words().unwrap_or_default(),
         Outcome::NotApplicable { reason } => format!("n/a: {reason}"),
     }
 }
@@ -127,6 +127,10 @@ pub fn summary_cells(cells: &[Cell], dir: &Path) -> Vec<SummaryCell> {
             nemesis: c.name.nemesis.clone(),
             fencing: c.name.fencing.clone(),
             verdict: c.figures().map(|f| f.verdict),
+            repeats: c
+                .verdict_words()
+                .filter(|_| !c.repeats.is_empty())
+                .and_then(|w| w.split_once(' ').map(|(_, tally)| tally.to_string())),
             na_reason: match &c.outcome {
                 Outcome::NotApplicable { reason } => Some(reason.clone()),
                 Outcome::Ran(_) => None,
@@ -241,7 +245,7 @@ fn grid_cell(c: &Cell, dir: &Path) -> Markup {
         td class=(class_of(c)) title=(c.name.to_string()) {
             @match (c.figures(), report_link(dir, c)) {
                 (Some(f), Some(link)) => {
-                    a href=(link) { span class=(format!("verdict {}", class_of(c))) { (f.verdict) } }
+                    a href=(link) { span class=(format!("verdict {}", class_of(c))) { (verdict_word(c)) } }
                     div.counts {
                         "overlaps " (f.counts.overlaps) " · stale writes " (f.counts.stale_writes)
                         " · stale reads " (f.counts.stale_reads)
@@ -301,6 +305,10 @@ pub fn junit(cells: &[Cell], seed: u64, dir: &Path) -> Result<String, quick_juni
             Property::new("seed", seed.to_string()),
             Property::new("verdict", verdict_word(c)),
         ];
+        if !c.repeats.is_empty() {
+            let seeds: Vec<String> = c.repeats.iter().map(|r| r.seed.to_string()).collect();
+            properties.push(Property::new("seeds", seeds.join(",")));
+        }
         if let Some(f) = c.figures() {
             properties.push(Property::new("servers", &f.servers));
             case.set_time(f.took);

@@ -6,6 +6,7 @@ fn cell(lock: &str, nemesis: &str, verdict: Option<Validity>, gate: Gate) -> Sum
         nemesis: nemesis.to_string(),
         fencing: "on".to_string(),
         verdict,
+        repeats: None,
         na_reason: verdict.is_none().then(|| "it needs 5 servers".to_string()),
         expected: Some(("valid".to_string(), gate)),
         counts: Counts {
