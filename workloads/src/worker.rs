@@ -75,6 +75,9 @@ pub fn run<W: Write + Send + 'static>(
                 if let Some(granted_after) = grant.granted_after {
                     value["granted_after"] = json!(granted_after);
                 }
+                if grant.lower_tokens_gone {
+                    value["lower_tokens_gone"] = json!(true);
+                }
                 gate.open(|| recorder.record(OpType::Ok, F::Acquire, value))?;
                 critical_section(config, &acquisition, &grant, resource, recorder)?;
                 recorder.record(

@@ -225,6 +225,7 @@ impl Builder {
                 end_index: op.index,
                 lease: value.lease,
                 renewals: 0,
+                lower_tokens_gone: value.lower_tokens_gone,
                 lease_recorded: op.time,
             });
         }

@@ -49,6 +49,9 @@ pub struct Hold {
     pub lease: Option<Lease>,
     /// How many background renewals the client recorded for this acquisition.
     pub renewals: u64,
+    /// The service granted it only once every lower token's lock entry was gone (the acquire's
+    /// `lower_tokens_gone`).
+    pub lower_tokens_gone: bool,
     /// Time of the latest lease record (the acquire's `ok` or a renewal).
     #[serde(skip)]
     pub(crate) lease_recorded: u64,
