@@ -35,6 +35,8 @@ pub struct Results {
     pub operations: usize,
     /// Client invocations that never completed: outcomes nobody knows.
     pub incomplete: Vec<u64>,
+    /// Client operations answered `info`: their outcome is unknown too.
+    pub answered_unknown: usize,
     pub setup: Option<model::Setup>,
     pub overlapping_holders: Option<overlapping_holders::OverlappingHolders>,
     pub stale_accesses: Option<stale_accesses::StaleAccesses>,
@@ -65,6 +67,7 @@ impl Results {
             malformed: Some(malformed),
             operations,
             incomplete: Vec::new(),
+            answered_unknown: 0,
             setup: None,
             overlapping_holders: None,
             stale_accesses: None,
@@ -127,6 +130,7 @@ pub fn check_model(model: &model::Model) -> Results {
         malformed: None,
         operations: model.operations,
         incomplete: model.incomplete.clone(),
+        answered_unknown: model.answered_unknown,
         setup: model.setup.clone(),
         stale_reads_accepted: stale.stale_reads,
         overlapping_holders: Some(overlaps),

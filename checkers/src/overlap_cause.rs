@@ -8,6 +8,9 @@
 //! - *the holder outlived its lease*: A's lease had certainly ended (its latest `expires_by`,
 //!   tightened by a freeze of A's process and the lock's `lease_silence_ms`) by the earliest
 //!   moment B could have been granted. No lease-based lock prevents that; fencing is the defence.
+//!   Or by the service's own word: B's grant came only once every lock entry of a lower token
+//!   was gone (`lower_tokens_gone`: etcd's lock, ZooKeeper's lowest node), and A's token is
+//!   lower, so A's entry, and the lease it stood for, had ended by B's grant.
 //! - otherwise *undecidable*, with why.
 
 use serde::Serialize;
@@ -77,6 +80,9 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
 /// Classifies the overlap of `first` (the earlier holder) with `second`.
 pub fn classify(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, String) {
     let (a, b) = (first, second);
+    if let Some(class) = attested(a, b) {
+        return class;
+    }
     let Some(lease) = a.lease else {
         return (
             OverlapCause::Undecidable,
@@ -122,6 +128,40 @@ pub fn classify(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, St
             undecided(a, b, ended, under_live),
         ),
     }
+}
+
+/// The service's own word: B was granted only once every lock entry of a lower token was gone,
+/// and A's token is lower, so A's lease had ended (its entry went with it) before B's grant.
+/// Unless A's own protocol says its lease was certainly live when B learned of the grant: then
+/// the service dropped a live lease's entry.
+fn attested(a: &Hold, b: &Hold) -> Option<(OverlapCause, String)> {
+    let (Some(ta), Some(tb)) = (a.token, b.token) else {
+        return None;
+    };
+    if !b.lower_tokens_gone || ta >= tb {
+        return None;
+    }
+    if let Some(lease) = a.lease.filter(|l| b.start < l.live_until) {
+        return Some((
+            OverlapCause::GrantedUnderLiveLease,
+            format!(
+                "{} was granted by {} once the lock entry of token {ta} was gone, while the lease \
+                 of {} was certainly live until {}",
+                b.acquisition,
+                seconds(b.start),
+                a.acquisition,
+                seconds(lease.live_until)
+            ),
+        ));
+    }
+    Some((
+        OverlapCause::OutlivedLease,
+        format!(
+            "the service granted {} (token {tb}) only once every lock entry of a lower token was \
+             gone: the lease of {} (token {ta}) had ended before",
+            b.acquisition, a.acquisition
+        ),
+    ))
 }
 
 fn undecided(a: &Hold, b: &Hold, ended: Option<(u64, String)>, under_live: bool) -> String {

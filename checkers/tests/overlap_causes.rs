@@ -7,7 +7,7 @@ mod common;
 use common::History;
 use lockpick_checkers::overlap_cause::OverlapCause;
 use lockpick_checkers::overlapping_holders::Overlap;
-use lockpick_checkers::{check, Results, Validity};
+use lockpick_checkers::{check, OpType, Process, Results, Validity, F};
 use serde_json::json;
 
 fn ms(n: u64) -> u64 {
@@ -252,4 +252,39 @@ fn a_lease_bound_says_whose_word_it_is() {
         assert_eq!(o.cause, OverlapCause::OutlivedLease, "{}", o.why);
         assert!(o.why.contains(word), "{lock}: {}", o.why);
     }
+}
+
+/// Client 0 holds token 5 (lease live until 100 ms, no upper bound), client 1 gets token 7 at
+/// `b_ok`, its grant saying (or not) that every lower token's entry was gone.
+fn queued_overlap(b_ok: u64, lower_tokens_gone: bool) -> Results {
+    let mut h = History::with_setup("revision", "none", None);
+    let lease = json!({"live_until": ms(100), "expires_by": null});
+    let a = json!({"acquisition": "0.1", "token": 5, "lease": lease});
+    let b = json!({"acquisition": "1.1", "token": 7, "lower_tokens_gone": lower_tokens_gone,
+        "lease": {"live_until": b_ok + ms(1000), "expires_by": null}});
+    h.client(0, 0, OpType::Invoke, F::Acquire, "0.1", None)
+        .push(ms(10), Process::Client(0), OpType::Ok, F::Acquire, a)
+        .client(1, ms(5), OpType::Invoke, F::Acquire, "1.1", None)
+        .push(b_ok, Process::Client(1), OpType::Ok, F::Acquire, b)
+        .release(1, "1.1", ms(800), ms(801))
+        .release(0, "0.1", ms(900), ms(901))
+        .final_read_agreeing(ms(950));
+    check(&h.ops)
+}
+
+#[test]
+fn a_grant_the_service_made_once_every_lower_token_was_gone_outlived_the_earlier_lease() {
+    // Without the service's word, a lease with no upper bound and a waiter queued since 5 ms
+    // leave the cause open.
+    let r = queued_overlap(ms(300), false);
+    assert_eq!(only_overlap(&r).cause, OverlapCause::Undecidable);
+    let r = queued_overlap(ms(300), true);
+    let o = only_overlap(&r);
+    assert_eq!(o.cause, OverlapCause::OutlivedLease, "{}", o.why);
+    assert!(o.why.contains("token 5"), "{}", o.why);
+    // Granted while the earlier lease was certainly live by its own protocol: the service
+    // dropped a live lease's entry.
+    let r = queued_overlap(ms(50), true);
+    let o = only_overlap(&r);
+    assert_eq!(o.cause, OverlapCause::GrantedUnderLiveLease, "{}", o.why);
 }

@@ -9,7 +9,7 @@ use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::recorder::Recorder;
 use lockpick_workloads::resource_client::ResourceClient;
 use lockpick_workloads::worker::{self, WorkerConfig};
-use lockpick_workloads::{LockClient, OnRenewal};
+use lockpick_workloads::{Grant, LockClient, OnRenewal, Outcome};
 
 use crate::cli::ClientArgs;
 use crate::locks;
@@ -19,7 +19,7 @@ pub fn run(args: &ClientArgs) -> Result<()> {
     let entry = locks::find(&spec.lock)
         .with_context(|| format!("no lock {:?} in the catalogue", spec.lock))?;
     let mut lock = entry.client(&spec)?;
-    if let Some(fault) = injected_fault(spec.process) {
+    if let Some(fault) = injected_fault(spec.process, spec.ttl()) {
         lock = Box::new(Faulty { inner: lock, fault });
     }
     let timeout = spec.op_timeout();
@@ -42,24 +42,28 @@ pub fn run(args: &ClientArgs) -> Result<()> {
 }
 
 /// A fault a test injects into one client process through `LOCKPICK_INJECT_CLIENT`
-/// (`crash:<process>` or `hang:<process>`): when that client first goes to release the lock
-/// (its release invoke already recorded), it panics, or stops making progress for good. Used to
-/// prove the run goes on without it.
+/// (`crash:<process>`, `hang:<process>` or `late-grant:<process or all>`): when that client first
+/// goes to release the lock (its release invoke already recorded), it panics, or stops making
+/// progress for good; or each grant reaches the worker two thirds of a TTL late, after the
+/// lease's watchdog has renewed it at least once. Used to prove the run goes on without it, and
+/// that a renewal is never recorded before its grant.
 #[derive(Clone, Copy)]
 enum ClientFault {
     Crash,
     Hang,
+    LateGrant(Duration),
 }
 
-fn injected_fault(process: u64) -> Option<ClientFault> {
+fn injected_fault(process: u64, ttl: Duration) -> Option<ClientFault> {
     let text = std::env::var("LOCKPICK_INJECT_CLIENT").ok()?;
     let (kind, target) = text.split_once(':')?;
-    if target.parse::<u64>().ok()? != process {
+    if target != "all" && target.parse::<u64>().ok()? != process {
         return None;
     }
     match kind {
         "crash" => Some(ClientFault::Crash),
         "hang" => Some(ClientFault::Hang),
+        "late-grant" => Some(ClientFault::LateGrant(ttl * 2 / 3)),
         _ => None,
     }
 }
@@ -70,21 +74,22 @@ struct Faulty {
 }
 
 impl LockClient for Faulty {
-    fn try_acquire(
-        &mut self,
-        wait: Duration,
-        on_renewal: OnRenewal,
-    ) -> lockpick_workloads::Outcome<lockpick_workloads::Grant> {
-        self.inner.try_acquire(wait, on_renewal)
+    fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
+        let outcome = self.inner.try_acquire(wait, on_renewal);
+        if let (ClientFault::LateGrant(late), Outcome::Ok(_)) = (self.fault, &outcome) {
+            std::thread::sleep(late);
+        }
+        outcome
     }
 
-    fn release(&mut self, _grant: &lockpick_workloads::Grant) -> lockpick_workloads::Outcome<()> {
+    fn release(&mut self, grant: &Grant) -> Outcome<()> {
         // The release invoke is recorded before this call: the fault leaves it open.
         match self.fault {
             ClientFault::Crash => panic!("injected crash (LOCKPICK_INJECT_CLIENT)"),
             ClientFault::Hang => loop {
                 std::thread::sleep(Duration::from_secs(3600));
             },
+            ClientFault::LateGrant(_) => self.inner.release(grant),
         }
     }
 }

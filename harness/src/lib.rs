@@ -37,3 +37,4 @@ pub mod stable_hash;
 pub mod store;
 pub mod summary;
 pub mod summary_md;
+pub mod terminal;

@@ -11,7 +11,9 @@ use clap::Parser;
 
 use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
-use lockpick::{bench, clean, client, compare, report, resource, run, store, summary};
+use lockpick::{
+    bench, clean, client, compare, report, resource, run, say, store, summary, tell, terminal,
+};
 
 const EXIT_BAD_INPUT: u8 = 254;
 const EXIT_CRASH: u8 = 255;
@@ -20,7 +22,7 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            eprintln!("lockpick: {}", clap_error_line(&e));
+            tell!("lockpick: {}", clap_error_line(&e));
             return ExitCode::from(EXIT_BAD_INPUT);
         }
         Err(e) => {
@@ -31,11 +33,11 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(|| dispatch(cli)) {
         Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(e)) if e.downcast_ref::<BadInput>().is_some() => {
-            eprintln!("lockpick: {e}");
+            tell!("lockpick: {e}");
             ExitCode::from(EXIT_BAD_INPUT)
         }
         Ok(Err(e)) => {
-            eprintln!("lockpick: error: {e:#}");
+            tell!("lockpick: error: {e:#}");
             ExitCode::from(EXIT_CRASH)
         }
         Err(_) => ExitCode::from(EXIT_CRASH),
@@ -49,13 +51,13 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let config = RunConfig::from_args(&args, std::env::args().collect())?;
             let interrupt = interrupt_on_signals()?;
             let finished = run::run(&config, interrupt)?;
-            print!("{}", summary::render(&finished.results));
-            println!("  store: {}", finished.dir.display());
+            terminal::print(&summary::render(&finished.results));
+            say!("  store: {}", finished.dir.display());
             for crash in &finished.crashed_clients {
-                println!("  warning: {crash}");
+                say!("  warning: {crash}");
             }
             if finished.interrupted {
-                println!("  interrupted: the history is partial");
+                say!("  interrupted: the history is partial");
             }
             // The verdict was decided once, before any output was written.
             Ok(finished.results.valid.exit_code() as u8)
@@ -77,7 +79,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             }
             let loaded = report::load(&args.run)?;
             report::write_run_reports(&args.run, &loaded)?;
-            println!("{}", args.run.join(report::REPORT).display());
+            say!("{}", args.run.join(report::REPORT).display());
             Ok(0)
         }
         Command::Bench(args) => {
@@ -117,9 +119,9 @@ fn check(args: &CheckArgs) -> Result<u8> {
     let file = open_history(&path)?;
     let results = lockpick_checkers::check_reader(std::io::BufReader::new(file));
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
+        say!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        print!("{}", summary::render(&results));
+        terminal::print(&summary::render(&results));
         if !results.incomplete.is_empty() {
             let shown: Vec<String> = results
                 .incomplete
@@ -127,7 +129,7 @@ fn check(args: &CheckArgs) -> Result<u8> {
                 .take(20)
                 .map(|i| i.to_string())
                 .collect();
-            println!("  incomplete operations (indexes): {}", shown.join(", "));
+            say!("  incomplete operations (indexes): {}", shown.join(", "));
         }
     }
     Ok(results.valid.exit_code() as u8)

@@ -155,7 +155,7 @@ async fn serve_on(listener: TcpListener, resource: Resource) {
                 let resource = Arc::clone(&resource);
                 tokio::spawn(async move {
                     if let Err(e) = handle(stream, &resource).await {
-                        eprintln!("resource: connection ended: {e}");
+                        crate::tell!("resource: connection ended: {e}");
                     }
                 });
             }

@@ -26,7 +26,7 @@ impl Scratch {
         faketime::forget_all(&self.path);
         if let Err(e) = fs::remove_dir_all(&self.path) {
             if e.kind() != std::io::ErrorKind::NotFound {
-                eprintln!("lockpick: teardown: cannot remove {:?}: {e}", self.path);
+                crate::tell!("lockpick: teardown: cannot remove {:?}: {e}", self.path);
             }
         }
     }

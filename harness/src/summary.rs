@@ -35,8 +35,11 @@ pub fn render(results: &Results) -> String {
     }
     let _ = writeln!(
         out,
-        "  operations: {}; incomplete (outcome unknown, client died or run ended): {}",
+        "  operations: {}; outcome unknown: {} (answered info: {}; incomplete, client died or \
+         run ended: {})",
         results.operations,
+        results.answered_unknown + results.incomplete.len(),
+        results.answered_unknown,
         results.incomplete.len()
     );
     if let Some(o) = &results.overlapping_holders {

@@ -1,8 +1,8 @@
 //! `summary.md`: the markdown a CI job posts on a pull request or in its step summary, written
 //! by every run and every comparison. A lock × nemesis grid with a mark per cell, the totals
-//! that matter (overlaps, stale writes accepted, stale reads, grants under a live lease), the
-//! first violation's story on one line, and each cell's figures and report link folded away, so
-//! that a 50-cell comparison still fits a comment. When `$GITHUB_STEP_SUMMARY` names a file, the
+//! that matter (overlaps, stale writes accepted, stale reads, grants under a live lease, token
+//! violations), the first violation's story on one line, and each cell's figures and report link
+//! folded away, so that a 50-cell comparison still fits a comment. When `$GITHUB_STEP_SUMMARY` names a file, the
 //! summary is appended to it too.
 
 use std::collections::BTreeSet;
@@ -29,6 +29,8 @@ pub struct Counts {
     pub stale_writes: usize,
     pub stale_reads: usize,
     pub grants_under_live_lease: usize,
+    /// Fencing tokens that broke their promise: reused by two clients, or gone backwards.
+    pub token_violations: usize,
 }
 
 impl Counts {
@@ -42,6 +44,10 @@ impl Counts {
                 .map_or(0, |s| s.stale_writes),
             stale_reads: results.stale_reads_accepted,
             grants_under_live_lease: overlaps.map_or(0, |o| o.granted_under_live_lease),
+            token_violations: results
+                .token_violations
+                .as_ref()
+                .map_or(0, |t| t.reused + t.went_backwards),
         }
     }
 
@@ -50,6 +56,7 @@ impl Counts {
         self.stale_writes += other.stale_writes;
         self.stale_reads += other.stale_reads;
         self.grants_under_live_lease += other.grants_under_live_lease;
+        self.token_violations += other.token_violations;
     }
 }
 
@@ -69,6 +76,8 @@ pub struct SummaryCell {
     pub fencing: String,
     /// `None`: the cell did not run, for `na_reason`.
     pub verdict: Option<Validity>,
+    /// Over several repeats, how the verdicts add up (`5/5`, `3/5 (valid 2/5)`).
+    pub repeats: Option<String>,
     pub na_reason: Option<String>,
     /// What it was expected to show, and whether it did (`None` for a single run).
     pub expected: Option<(String, Gate)>,
@@ -76,6 +85,14 @@ pub struct SummaryCell {
     pub story: Option<String>,
     /// Its report, relative to the summary.
     pub report: Option<String>,
+}
+
+/// A cell's mark, with its repeats' tally when it has one.
+fn shown(c: &SummaryCell) -> String {
+    match &c.repeats {
+        Some(tally) => format!("{} {tally}", mark(c.verdict)),
+        None => mark(c.verdict).to_string(),
+    }
 }
 
 fn mark(verdict: Option<Validity>) -> &'static str {
@@ -147,10 +164,10 @@ pub fn render(title: &str, cells: &[SummaryCell], notes: &[String]) -> String {
                 None => " ".to_string(),
                 Some(c) => match (&c.report, &c.expected) {
                     (Some(link), Some((_, gate))) => {
-                        format!("[{}]({link}) · {}", mark(c.verdict), gate_mark(gate))
+                        format!("[{}]({link}) · {}", shown(c), gate_mark(gate))
                     }
-                    (Some(link), None) => format!("[{}]({link})", mark(c.verdict)),
-                    (None, _) => mark(c.verdict).to_string(),
+                    (Some(link), None) => format!("[{}]({link})", shown(c)),
+                    (None, _) => shown(c),
                 },
             };
             let _ = write!(out, " {text} |");
@@ -186,7 +203,8 @@ fn totals(out: &mut String, cells: &[SummaryCell]) {
     let _ = writeln!(
         out,
         "\n**{} cell(s)**: {} valid, {} invalid, {} unknown, {} n/a · overlapping holders {} · \
-         stale writes accepted {} · stale reads {} · grants under a live lease {}",
+         stale writes accepted {} · stale reads {} · grants under a live lease {} · token \
+         violations {}",
         cells.len(),
         count(Some(Validity::Valid)),
         count(Some(Validity::Invalid)),
@@ -195,7 +213,8 @@ fn totals(out: &mut String, cells: &[SummaryCell]) {
         counts.overlaps,
         counts.stale_writes,
         counts.stale_reads,
-        counts.grants_under_live_lease
+        counts.grants_under_live_lease,
+        counts.token_violations
     );
     let gates: Vec<&Gate> = cells
         .iter()
@@ -268,13 +287,13 @@ fn details(out: &mut String, cells: &[SummaryCell]) {
     let _ = writeln!(
         out,
         "\n<details><summary>Every cell</summary>\n\n| cell | verdict | expected | overlapping \
-         holders | stale writes accepted | stale reads | grants under a live lease | report |\n\
-         |---|---|---|---|---|---|---|---|"
+         holders | stale writes accepted | stale reads | grants under a live lease | token violations \
+         | report |\n|---|---|---|---|---|---|---|---|---|"
     );
     for c in cells {
         let verdict = match (&c.na_reason, c.verdict) {
             (Some(reason), None) => format!("n/a: {}", shorten(reason)),
-            _ => mark(c.verdict).to_string(),
+            _ => shown(c),
         };
         let expected = c
             .expected
@@ -287,12 +306,13 @@ fn details(out: &mut String, cells: &[SummaryCell]) {
         let k = c.counts;
         let _ = writeln!(
             out,
-            "| {} | {verdict} | {expected} | {} | {} | {} | {} | {report} |",
+            "| {} | {verdict} | {expected} | {} | {} | {} | {} | {} | {report} |",
             cell_name(c),
             k.overlaps,
             k.stale_writes,
             k.stale_reads,
-            k.grants_under_live_lease
+            k.grants_under_live_lease,
+            k.token_violations
         );
     }
     out.push_str("\n</details>\n");
@@ -327,6 +347,7 @@ pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()
         nemesis: config.nemesis_name(),
         fencing: config.fencing.name().to_string(),
         verdict: Some(results.valid),
+        repeats: None,
         na_reason: None,
         expected: None,
         counts: Counts::of(results),

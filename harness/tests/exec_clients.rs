@@ -301,6 +301,15 @@ fn broken(mode: &str, says: &str) {
         .filter(|op| op["f"] == "acquire" && op["type"] == "info")
         .collect();
     assert!(!infos.is_empty(), "no info outcome:\n{}", r.stdout);
+    // Every info answer counts as an outcome nobody knows, in results.json and the terminal.
+    let answered_info = r
+        .history()
+        .iter()
+        .filter(|op| op["process"].is_u64() && op["type"] == "info")
+        .count();
+    assert_eq!(r.results["answered_unknown"], answered_info, "{}", r.stdout);
+    let said = format!("answered info: {answered_info};");
+    assert!(r.stdout.contains(&said), "{said} missing:\n{}", r.stdout);
     let error = infos[0]["value"]["error"].as_str().unwrap_or("");
     assert!(error.contains(says), "{error}");
     let log = std::fs::read_to_string(r.dir.join("logs/client-0.log")).unwrap();

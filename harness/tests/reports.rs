@@ -98,7 +98,8 @@ fn a_violating_runs_report_tells_its_story_and_renders_in_chromium() {
         "an empty screenshot"
     );
 
-    // JUnit parses as XML, and the failing checker carries the story.
+    // JUnit parses as XML: the verdict and two checkers fail (Redis gives no token to check), and
+    // the first failure, the verdict, carries the story.
     let junit = r.dir.join("junit.xml");
     let parsed = Command::new("python3")
         .args([
@@ -117,7 +118,7 @@ fn a_violating_runs_report_tells_its_story_and_renders_in_chromium() {
         "junit.xml is not XML: {}",
         String::from_utf8_lossy(&parsed.stderr)
     );
-    assert!(text.starts_with("2 2"), "{text}");
+    assert!(text.starts_with("4 3"), "{text}");
     assert!(text.contains("acquired the lock"), "{text}");
 
     // The store's index lists the run.

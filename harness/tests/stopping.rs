@@ -1,5 +1,5 @@
 //! Stopping is prompt and complete: Ctrl-C of a run with many clients, an interrupted
-//! `compare`, a `clean` whose reader went away; and `clean` does not take a live run for dead
+//! `compare`, a `clean`, `run` or `check` whose reader went away; and `clean` does not take a live run for dead
 //! when its lock file is gone. Every background run is wrapped in a guard that kills and cleans
 //! it, so even a failing test leaves nothing behind.
 
@@ -96,6 +96,47 @@ fn clean_finishes_its_work_when_its_reader_has_gone() {
         String::from_utf8_lossy(&clean.stderr)
     );
     common::assert_prefix_gone(&prefix);
+}
+
+/// A pipe whose reader has gone: every line written to it fails.
+fn gone_reader() -> Stdio {
+    let (reader, writer): (OwnedFd, OwnedFd) = nix::unistd::pipe().unwrap();
+    drop(reader);
+    Stdio::from(writer)
+}
+
+#[test]
+fn a_run_whose_reader_has_gone_exits_with_its_verdict_and_stores_it() {
+    // `lockpick run ... 2>&1 | head -1`, with the reader gone before the first line.
+    let store = tempfile::tempdir().unwrap();
+    let output = lockpick()
+        .args(["run", "--time-limit", "3s", "--clients", "2", "--store"])
+        .arg(store.path())
+        .stdout(gone_reader())
+        .stderr(gone_reader())
+        .output()
+        .unwrap();
+    let r = finished(store.path(), output);
+    assert_eq!(r.code, 0, "exit code of a valid run");
+    assert_eq!(r.valid(), "valid");
+    // Only standard output gone: standard error tells of no panic.
+    let store = tempfile::tempdir().unwrap();
+    let output = lockpick()
+        .args(["run", "--time-limit", "3s", "--clients", "2", "--store"])
+        .arg(store.path())
+        .stdout(gone_reader())
+        .output()
+        .unwrap();
+    let r = finished(store.path(), output);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let check = lockpick()
+        .arg("check")
+        .arg(&r.dir)
+        .stdout(gone_reader())
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
 }
 
 #[test]

@@ -116,21 +116,23 @@ fn an_interrupted_run_says_unknown_in_every_output() {
     assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.valid(), "unknown", "results.json");
     assert!(r.stdout.contains("UNKNOWN"), "terminal: {}", r.stdout);
-    let junit = std::fs::read_to_string(r.dir.join("junit.xml")).unwrap();
-    assert!(
-        !junit.contains(r#"failures="0" errors="0" skipped="0""#) || junit.contains("unknown"),
-        "junit.xml claims a clean pass: {junit}"
-    );
-    let report = std::fs::read_to_string(r.dir.join("report.html")).unwrap();
-    assert!(report.to_lowercase().contains("unknown"), "report.html");
-    let index = std::fs::read_to_string(store.path().join("index.html")).unwrap();
-    assert!(index.to_lowercase().contains("unknown"), "the store index");
-    assert!(!index.to_lowercase().contains(">valid<"), "the store index");
+    common::outputs::assert_every_output_says(&r, "unknown");
     // Judged again later from its history alone, the run keeps its verdict.
     let again = lockpick().arg("check").arg(&r.dir).output().unwrap();
     let said = String::from_utf8_lossy(&again.stdout);
     assert_eq!(again.status.code(), Some(2), "{said}");
     assert!(said.contains("interrupted"), "{said}");
+}
+
+#[test]
+fn a_valid_and_an_invalid_run_say_so_in_every_output() {
+    let valid = run_line("--lock redis --nemesis none --time-limit 4s --clients 3 --seed 3");
+    common::outputs::assert_every_output_says(&valid, "valid");
+    let invalid = run_line(
+        "--lock redis --nemesis pause-holder --time-limit 8s --clients 3 --pause 2500ms \
+         --fault-interval 500ms --seed 31",
+    );
+    common::outputs::assert_every_output_says(&invalid, "invalid");
 }
 
 #[test]

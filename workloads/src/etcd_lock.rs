@@ -169,6 +169,9 @@ impl LockClient for EtcdLock {
             granted_by: Vec::new(),
             lease: bounds,
             granted_after: None,
+            // etcd's lock grants once a read finds no lock key of a lower create revision
+            // (`waitDeletes` in its `concurrency.Mutex`): every lower token's key was gone.
+            lower_tokens_gone: true,
         })
     }
 

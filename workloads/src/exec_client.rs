@@ -225,6 +225,7 @@ impl LockClient for ExecClient {
                     granted_by: Vec::new(),
                     lease,
                     granted_after,
+                    lower_tokens_gone: false,
                 })
             }
             Verdict::Fail => Outcome::Fail(error.unwrap_or_else(|| "not granted".to_string())),

@@ -18,6 +18,7 @@ pub mod recorder;
 pub mod redis_lock;
 pub mod redis_node;
 pub mod redlock;
+pub mod renewal_gate;
 pub mod resource_client;
 pub mod rslock_lock;
 pub mod worker;

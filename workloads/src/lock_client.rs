@@ -30,6 +30,10 @@ pub struct Grant {
     /// A lower bound of the moment the service granted the lock, when the client knows one
     /// tighter than the acquire's own invoke (a queued lock that saw a predecessor ahead).
     pub granted_after: Option<u64>,
+    /// The service granted this only once the lock entries of every lower token were gone (a
+    /// queued lock whose grant is decided by a read that found none of them): whoever held a
+    /// lower token had certainly lost its lease by the grant.
+    pub lower_tokens_gone: bool,
 }
 
 /// A random value that identifies one grant (the value of a Redis lock key).

@@ -98,6 +98,7 @@ impl LockClient for RedisLock {
                     granted_by: vec![self.node.address().to_string()],
                     lease,
                     granted_after: None,
+                    lower_tokens_gone: false,
                 })
             }
             Outcome::Ok(false) => Outcome::Fail("held by another client".to_string()),

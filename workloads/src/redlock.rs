@@ -183,6 +183,7 @@ impl LockClient for Redlock {
                 granted_by,
                 lease,
                 granted_after: None,
+                lower_tokens_gone: false,
             });
         }
         on_every_node(&mut self.nodes, |node| node.delete_if_equal(&key, &value));

@@ -114,6 +114,7 @@ impl LockClient for RslockLock {
                     granted_by: Vec::new(),
                     lease,
                     granted_after: None,
+                    lower_tokens_gone: false,
                 })
             }
             Ok(Err(e)) => Outcome::Fail(format!("rslock: {e}")),

@@ -20,9 +20,9 @@ use lockpick_checkers::{OpType, F};
 use rand::Rng;
 use serde_json::{json, Value};
 
-use crate::lease::{Lease, OnRenewal};
 use crate::lock_client::{Grant, LockClient, Outcome};
 use crate::recorder::Recorder;
+use crate::renewal_gate::RenewalGate;
 use crate::resource_client::{AccessRequest, ResourceClient};
 
 #[derive(Clone, Debug)]
@@ -59,7 +59,10 @@ pub fn run<W: Write + Send + 'static>(
             F::Acquire,
             json!({ "acquisition": acquisition }),
         )?;
-        match lock.try_acquire(config.acquire_wait, record_renewals(recorder, &acquisition)) {
+        // The client may renew before it returns: the gate holds those renewals until the
+        // grant is recorded, so a `renew` never comes before its `acquire ok`.
+        let gate = RenewalGate::new(recorder, &acquisition);
+        match lock.try_acquire(config.acquire_wait, gate.on_renewal()) {
             Outcome::Ok(grant) => {
                 let mut value = json!({
                     "acquisition": acquisition,
@@ -72,7 +75,10 @@ pub fn run<W: Write + Send + 'static>(
                 if let Some(granted_after) = grant.granted_after {
                     value["granted_after"] = json!(granted_after);
                 }
-                recorder.record(OpType::Ok, F::Acquire, value)?;
+                if grant.lower_tokens_gone {
+                    value["lower_tokens_gone"] = json!(true);
+                }
+                gate.open(|| recorder.record(OpType::Ok, F::Acquire, value))?;
                 critical_section(config, &acquisition, &grant, resource, recorder)?;
                 recorder.record(
                     OpType::Invoke,
@@ -110,19 +116,6 @@ pub fn run<W: Write + Send + 'static>(
         }
     }
     Ok(())
-}
-
-/// Records each renewal of the lease of `acquisition` as a standalone `renew` line.
-fn record_renewals<W: Write + Send + 'static>(
-    recorder: &Recorder<W>,
-    acquisition: &str,
-) -> OnRenewal {
-    let (recorder, acquisition) = (recorder.clone(), acquisition.to_string());
-    Box::new(move |lease: Lease| {
-        let value = json!({ "acquisition": acquisition, "lease": lease });
-        // A controller that stopped listening is noticed by the worker's next record.
-        let _ = recorder.record(OpType::Ok, F::Renew, value);
-    })
 }
 
 /// Read, work, write. Stops at the first access that did not succeed: a client that was refused

@@ -227,6 +227,8 @@ impl LockClient for ZookeeperLock {
                     granted_by: Vec::new(),
                     lease,
                     granted_after: held.granted_after,
+                    // Granted on a listing with no node of a lower sequence number left.
+                    lower_tokens_gone: true,
                 })
             }
             Err((client, Failure::Certain(e))) => {

@@ -186,6 +186,9 @@ impl Builder {
             ));
         };
         invoke.open = false;
+        if op.kind == OpType::Info {
+            self.model.answered_unknown += 1;
+        }
         let (invoked_f, invoked_at, invoked_index) = (invoke.f, invoke.time, invoke.index);
         if invoked_f != op.f || invoke.acquisition != value.acquisition {
             return Err(Malformed::at(
@@ -240,6 +243,7 @@ impl Builder {
                 end_index: op.index,
                 lease: value.lease,
                 renewals: 0,
+                lower_tokens_gone: value.lower_tokens_gone,
                 lease_recorded: op.time,
             });
         }

@@ -51,6 +51,9 @@ pub struct Hold {
     pub lease: Option<Lease>,
     /// How many background renewals the client recorded for this acquisition.
     pub renewals: u64,
+    /// The service granted it only once every lower token's lock entry was gone (the acquire's
+    /// `lower_tokens_gone`).
+    pub lower_tokens_gone: bool,
     /// Time of the latest lease record (the acquire's `ok` or a renewal).
     #[serde(skip)]
     pub(crate) lease_recorded: u64,
@@ -180,6 +183,9 @@ pub struct Model {
     pub failed_acquires: Vec<AcquireAttempt>,
     /// Every acquire attempt whose outcome is unknown (`info`): each may have taken the lock.
     pub unknown_acquires: Vec<AcquireAttempt>,
+    /// Client operations that completed `info`: answered, but nobody knows whether they took
+    /// effect (a timeout, an exec program that says it does not know).
+    pub answered_unknown: usize,
     /// Time of the last operation.
     pub end: u64,
     /// What the final read of the resource saw, if the run made one.

@@ -19,6 +19,8 @@ pub(super) struct ClientValue<'a> {
     pub(super) lease: Option<Lease>,
     #[serde(default)]
     pub(super) granted_after: Option<u64>,
+    #[serde(default)]
+    pub(super) lower_tokens_gone: bool,
 }
 
 #[derive(Deserialize)]

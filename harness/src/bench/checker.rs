@@ -53,8 +53,8 @@ pub fn measure_in_child(history: &Path, parse_only: bool) -> Result<()> {
         seconds,
         peak_bytes: peak_resident_bytes(),
     };
-    println!("{}", serde_json::to_string(&measured)?);
-    println!("{verdict}");
+    crate::say!("{}", serde_json::to_string(&measured)?);
+    crate::say!("{verdict}");
     Ok(())
 }
 

@@ -93,25 +93,33 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             &[100_000, 1_000_000]
         };
         let rows = pipeline::report(dir, sizes)?;
-        println!(
+        crate::say!(
             "\nreport\n{:>10} {:>9} {:>12}",
-            "lines", "seconds", "report.html"
+            "lines",
+            "seconds",
+            "report.html"
         );
         for r in &rows {
-            println!(
+            crate::say!(
                 "{:>10} {:>9.3} {:>10} B",
-                r.lines, r.seconds, r.report_bytes
+                r.lines,
+                r.seconds,
+                r.report_bytes
             );
         }
         figures.report = Some(rows);
     }
     if wanted(BenchKind::Controller) {
         let row = pipeline::controller(dir, if args.quick { 200_000 } else { 2_000_000 })?;
-        println!(
+        crate::say!(
             "\ncontroller (record path fed from a pipe)\n{:>10} {:>9} {:>9} {:>12} {:>14}",
-            "lines", "cpu s", "wall s", "cpu us/line", "lines/cpu-s"
+            "lines",
+            "cpu s",
+            "wall s",
+            "cpu us/line",
+            "lines/cpu-s"
         );
-        println!(
+        crate::say!(
             "{:>10} {:>9.3} {:>9.3} {:>12.3} {:>14.0}",
             row.lines,
             row.cpu_seconds,
@@ -123,14 +131,22 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     }
     if wanted(BenchKind::Startup) {
         let rows = startup::startup(rounds, dir)?;
-        println!(
+        crate::say!(
             "\nservice start-up\n{:<10} {:>6} {:>9} {:>9} {:>9}",
-            "service", "nodes", "min s", "median s", "max s"
+            "service",
+            "nodes",
+            "min s",
+            "median s",
+            "max s"
         );
         for r in &rows {
-            println!(
+            crate::say!(
                 "{:<10} {:>6} {:>9.3} {:>9.3} {:>9.3}",
-                r.service, r.nodes, r.min_seconds, r.median_seconds, r.max_seconds
+                r.service,
+                r.nodes,
+                r.min_seconds,
+                r.median_seconds,
+                r.max_seconds
             );
         }
         figures.startup = Some(rows);
@@ -138,13 +154,13 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     if wanted(BenchKind::Violations) {
         let (limit, parallel) = if args.quick { ("4s", 4) } else { ("10s", 2) };
         let rows = violations::measure(dir, seeds, limit, parallel)?;
-        println!(
+        crate::say!(
             "\ntime to first violation ({seeds} seeds, time limit {limit})\n{:<8} {:<13} {:>6} {:>9} {:>9}",
             "lock", "nemesis", "found", "median s", "max s"
         );
         let s = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.2}"));
         for r in &rows {
-            println!(
+            crate::say!(
                 "{:<8} {:<13} {:>3}/{:<2} {:>9} {:>9}",
                 r.lock,
                 r.nemesis,
@@ -160,17 +176,17 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     if let Some(path) = &args.json {
         std::fs::write(path, format!("{json}\n"))?;
     }
-    println!("\n{json}");
+    crate::say!("\n{json}");
     Ok(())
 }
 
 fn print_checker(rows: &[checker::CheckerRow]) {
-    println!(
+    crate::say!(
         "checker (streaming check against the parsing limit on the same file)\n{:<12} {:>10} {:>9} {:>9} {:>7} {:>12} {:>10} {:>9}",
         "history", "lines", "check s", "limit s", "x limit", "lines/s", "peak MB", "B/line"
     );
     for r in rows {
-        println!(
+        crate::say!(
             "{:<12} {:>10} {:>9.3} {:>9.3} {:>7.2} {:>12.0} {:>10.1} {:>9.1}",
             r.shape,
             r.lines,

@@ -28,6 +28,11 @@ pub struct CompareArgs {
     /// How many cells run at once (each on its own nodes and subnet) [default: 1].
     #[arg(long)]
     pub parallel: Option<usize>,
+    /// Runs every cell this many times, each repeat with its own seed derived from the
+    /// comparison's (the first repeat uses the seed itself); expectations are judged over the
+    /// repeats [default: 1].
+    #[arg(long)]
+    pub repeat: Option<usize>,
     #[command(flatten)]
     pub knobs: CellKnobs,
     #[arg(long, default_value = "store")]

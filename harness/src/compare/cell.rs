@@ -8,6 +8,7 @@ use lockpick_checkers::{Results, Validity};
 use serde::Serialize;
 
 use super::matrix::{CellExpectation, Expectation};
+use super::repeats::{judge_repeats, tally, Repeat};
 use crate::summary_md::Counts;
 
 /// Which cell: a lock under a nemesis (several joined by `+`) with a fencing mode.
@@ -134,7 +135,7 @@ pub enum Judgement {
 }
 
 impl Judgement {
-    fn rank(&self) -> u8 {
+    pub(super) fn rank(&self) -> u8 {
         match self {
             Judgement::NotJudged | Judgement::Holds => 0,
             Judgement::Unproven(_) => 1,
@@ -163,17 +164,39 @@ pub struct Cell {
     pub outcome: Outcome,
     #[serde(flatten)]
     pub judgement: Judgement,
+    /// Every repeat, in order, when the cell ran more than once (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<Repeat>,
 }
 
 impl Cell {
-    pub fn new(name: CellName, expected: &CellExpectation, outcome: Outcome) -> Cell {
-        let judgement = match &outcome {
-            Outcome::Ran(figures) => expected
-                .expectations
-                .iter()
-                .map(|e| judge(*e, figures))
-                .fold(Judgement::Holds, Judgement::and),
-            Outcome::NotApplicable { .. } => Judgement::NotJudged,
+    /// A cell from what each of its repeats showed (in order), or the one reason it could not
+    /// run. The repeat that stands for the cell gives its figures.
+    pub fn new(name: CellName, expected: &CellExpectation, outcomes: Vec<Outcome>) -> Cell {
+        let runs: Vec<Figures> = outcomes
+            .iter()
+            .filter_map(|o| match o {
+                Outcome::Ran(f) => Some((**f).clone()),
+                Outcome::NotApplicable { .. } => None,
+            })
+            .collect();
+        let (outcome, judgement, repeats) = if runs.is_empty() {
+            let outcome = outcomes
+                .into_iter()
+                .next()
+                .unwrap_or(Outcome::NotApplicable {
+                    reason: "no repeat ran".to_string(),
+                });
+            (outcome, Judgement::NotJudged, Vec::new())
+        } else {
+            let (judgement, repeats, shown) = judge_repeats(expected, &runs);
+            let outcome = Outcome::Ran(Box::new(runs[shown].clone()));
+            let repeats = if repeats.len() > 1 {
+                repeats
+            } else {
+                Vec::new()
+            };
+            (outcome, judgement, repeats)
         };
         Cell {
             name,
@@ -181,7 +204,17 @@ impl Cell {
             why_expected: expected.why.clone(),
             outcome,
             judgement,
+            repeats,
         }
+    }
+
+    /// The cell's verdict in words: `invalid`, or over repeats `invalid 5/5`.
+    pub fn verdict_words(&self) -> Option<String> {
+        let f = self.figures()?;
+        Some(match tally(f.verdict, &self.repeats) {
+            Some(tally) => format!("{} {tally}", f.verdict),
+            None => f.verdict.to_string(),
+        })
     }
 
     pub fn figures(&self) -> Option<&Figures> {

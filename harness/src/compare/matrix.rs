@@ -133,6 +133,9 @@ pub struct ExpectGroup {
     expect: Expectations,
     /// Why, in the user's words: shown beside the cell.
     pub why: Option<String>,
+    /// With repeats, how many must show a violation for "invalid" to hold [default: every one].
+    #[serde(rename = "at-least")]
+    pub at_least: Option<usize>,
 }
 
 impl ExpectGroup {
@@ -161,6 +164,7 @@ pub struct Matrix {
     pub fencing: Vec<String>,
     pub seed: Option<u64>,
     pub parallel: Option<usize>,
+    pub repeat: Option<usize>,
     #[serde(default)]
     pub knobs: CellKnobs,
     #[serde(default)]
@@ -172,6 +176,8 @@ pub struct Matrix {
 pub struct CellExpectation {
     pub expectations: Vec<Expectation>,
     pub why: Option<String>,
+    /// How many repeats must be invalid for "invalid" to hold; `None`: every one.
+    pub at_least: Option<usize>,
 }
 
 impl Matrix {
@@ -207,6 +213,7 @@ impl Matrix {
             Some(group) => CellExpectation {
                 expectations: group.expectations(),
                 why: group.why.clone(),
+                at_least: group.at_least,
             },
             None => CellExpectation::default_valid(),
         }
@@ -219,11 +226,19 @@ impl CellExpectation {
         CellExpectation {
             expectations: vec![Expectation::Valid],
             why: None,
+            at_least: None,
         }
     }
 
     pub fn words(&self) -> String {
-        let words: Vec<&str> = self.expectations.iter().map(|e| e.words()).collect();
+        let words: Vec<String> = self
+            .expectations
+            .iter()
+            .map(|e| match (e, self.at_least) {
+                (Expectation::Invalid, Some(k)) => format!("invalid in at least {k}"),
+                _ => e.words().to_string(),
+            })
+            .collect();
         words.join(" and ")
     }
 }
@@ -252,6 +267,13 @@ nemeses = ["pause-holder"]
 fencing = ["on"]
 expect = ["no stale write accepted", "no grant under a live lease"]
 why = "tokens and a fence"
+
+[[expect]]
+locks = ["redis"]
+nemeses = ["pause-holder"]
+fencing = ["off"]
+expect = "invalid"
+at-least = 2
 "#;
 
     #[test]
@@ -281,6 +303,9 @@ why = "tokens and a fence"
             ]
         );
         assert_eq!(etcd.why.as_deref(), Some("tokens and a fence"));
+        let some = m.expectation("redis", "pause-holder", "off");
+        assert_eq!(some.at_least, Some(2));
+        assert_eq!(some.words(), "invalid in at least 2");
     }
 
     #[test]

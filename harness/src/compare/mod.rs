@@ -13,6 +13,7 @@ pub mod cell;
 pub mod matrix;
 mod outputs;
 mod plan;
+mod repeats;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,35 +29,54 @@ use crate::run;
 use crate::summary_md::{self, Counts};
 use cell::{Cell, Figures, Judgement, Outcome};
 pub use outputs::{GRID, JSON, TABLE};
-use plan::PlannedCell;
 
 /// Runs the comparison and returns its exit code (see the module's doc).
 pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     let plan = plan::plan(args)?;
     summary_md::runs_publish_step_summary(false);
-    let runnable = plan.cells.iter().filter(|c| c.config.is_ok()).count();
-    eprintln!(
+    let runnable = plan.cells.iter().filter(|c| c.configs.is_ok()).count();
+    let repeats = plan.seeds.len();
+    crate::tell!(
         "lockpick compare: {} cells ({} n/a), seed {}, {} at a time",
         plan.cells.len(),
         plan.cells.len() - runnable,
         plan.seed,
         plan.parallel
     );
-    let finished: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
-    let queue = Mutex::new(plan.cells.iter().enumerate());
+    if repeats > 1 {
+        let seeds: Vec<String> = plan.seeds.iter().map(|s| s.to_string()).collect();
+        crate::tell!(
+            "lockpick compare: {repeats} repeats of every cell, seeds {}",
+            seeds.join(", ")
+        );
+    }
+    // One job per cell and repeat; an n/a cell is one job that runs nothing.
+    let jobs: Vec<(usize, usize)> = plan
+        .cells
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| {
+            let n = c.configs.as_ref().map_or(1, |configs| configs.len());
+            (0..n).map(move |r| (i, r))
+        })
+        .collect();
+    let total = runnable * repeats;
+    let finished: Mutex<Vec<(usize, usize, Outcome)>> = Mutex::new(Vec::new());
+    let queue = Mutex::new(jobs.into_iter());
     let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..plan.parallel {
             scope.spawn(|| loop {
-                let Some((index, planned)) = queue.lock().unwrap().next() else {
+                let Some((index, repeat)) = queue.lock().unwrap().next() else {
                     return;
                 };
-                let config = match &planned.config {
-                    Ok(config) => config,
+                let planned = &plan.cells[index];
+                let config = match &planned.configs {
+                    Ok(configs) => &configs[repeat],
                     Err(reason) => {
                         let reason = reason.clone();
                         let outcome = Outcome::NotApplicable { reason };
-                        finished.lock().unwrap().push((index, outcome));
+                        finished.lock().unwrap().push((index, repeat, outcome));
                         continue;
                     }
                 };
@@ -66,14 +86,19 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
                 match run_cell(config, Arc::clone(&interrupt)) {
                     Ok(Some(figures)) => {
                         let mut done = finished.lock().unwrap();
-                        let ran = done.iter().filter(|(_, o)| matches!(o, Outcome::Ran(_)));
+                        let ran = done.iter().filter(|(_, _, o)| matches!(o, Outcome::Ran(_)));
                         let judged = Cell::new(
                             planned.name.clone(),
                             &planned.expected,
-                            Outcome::Ran(Box::new(figures.clone())),
+                            vec![Outcome::Ran(Box::new(figures.clone()))],
                         );
-                        eprintln!(
-                            "[{}/{runnable}] {}: {} (expected {}: {})",
+                        let which = if repeats > 1 {
+                            format!(" repeat {}/{repeats} (seed {})", repeat + 1, config.seed)
+                        } else {
+                            String::new()
+                        };
+                        crate::tell!(
+                            "[{}/{total}] {}{which}: {} (expected {}: {})",
                             ran.count() + 1,
                             planned.name,
                             figures.verdict,
@@ -84,7 +109,7 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
                                 _ => "unproven",
                             }
                         );
-                        done.push((index, Outcome::Ran(Box::new(figures))));
+                        done.push((index, repeat, Outcome::Ran(Box::new(figures))));
                     }
                     Ok(None) => return, // interrupted: the flag is already set
                     Err(e) => {
@@ -99,14 +124,18 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
         return Err(e.context("a cell of the comparison failed"));
     }
     let mut outcomes = finished.into_inner().unwrap();
-    outcomes.sort_by_key(|(index, _)| *index);
-    let cells: Vec<Cell> = outcomes
-        .into_iter()
-        .map(|(index, outcome)| {
-            let planned: &PlannedCell = &plan.cells[index];
-            Cell::new(planned.name.clone(), &planned.expected, outcome)
-        })
-        .collect();
+    outcomes.sort_by_key(|(index, repeat, _)| (*index, *repeat));
+    let mut cells: Vec<Cell> = Vec::new();
+    for (index, planned) in plan.cells.iter().enumerate() {
+        let of_cell: Vec<Outcome> = outcomes
+            .iter()
+            .filter(|(i, _, _)| *i == index)
+            .map(|(_, _, o)| o.clone())
+            .collect();
+        if !of_cell.is_empty() {
+            cells.push(Cell::new(planned.name.clone(), &planned.expected, of_cell));
+        }
+    }
     let interrupted = interrupt.load(Ordering::SeqCst);
     let ran = cells.iter().filter(|c| c.figures().is_some()).count();
     let code = exit_code(&cells, interrupted);
@@ -142,6 +171,14 @@ fn write_outputs(
     let mut notes = Vec::new();
     if let Some(matrix) = &plan.from_matrix {
         notes.push(format!("Expectations from {}.", matrix.display()));
+    }
+    if plan.seeds.len() > 1 {
+        let seeds: Vec<String> = plan.seeds.iter().map(|s| s.to_string()).collect();
+        notes.push(format!(
+            "{} repeats of every cell, seeds {}.",
+            plan.seeds.len(),
+            seeds.join(", ")
+        ));
     }
     if interrupted {
         notes.push(format!(
@@ -179,15 +216,15 @@ fn write_outputs(
     let summary = summary_md::render(&title, &outputs::summary_cells(cells, &dir), &notes);
     summary_md::publish(&dir, &summary)?;
     report::write_index(&plan.store)?;
-    print!("{table}");
+    crate::terminal::print(&table);
     for c in cells {
         match &c.judgement {
-            Judgement::Broken(why) => println!("NOT AS EXPECTED: {}: {why}", c.name),
-            Judgement::Unproven(why) => println!("UNPROVEN: {}: {why}", c.name),
+            Judgement::Broken(why) => crate::say!("NOT AS EXPECTED: {}: {why}", c.name),
+            Judgement::Unproven(why) => crate::say!("UNPROVEN: {}: {why}", c.name),
             _ => {}
         }
     }
-    println!("\nwritten to {}", dir.display());
+    crate::say!("\nwritten to {}", dir.display());
     Ok(())
 }
 

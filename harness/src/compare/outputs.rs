@@ -33,7 +33,7 @@ fn latency(ms: Option<f64>) -> String {
 
 fn verdict_word(cell: &Cell) -> String {
     match &cell.outcome {
-        Outcome::Ran(f) => f.verdict.to_string(),
+        Outcome::Ran(_) => cell.verdict_words().unwrap_or_default(),
         Outcome::NotApplicable { reason } => format!("n/a: {reason}"),
     }
 }
@@ -53,7 +53,7 @@ fn report_link(from: &Path, cell: &Cell) -> Option<String> {
         .map(|f| relative(from, &f.dir.join(report::REPORT)))
 }
 
-pub const HEADER: [&str; 14] = [
+pub const HEADER: [&str; 15] = [
     "lock",
     "nemesis",
     "fencing",
@@ -62,6 +62,7 @@ pub const HEADER: [&str; 14] = [
     "stale writes accepted",
     "stale reads",
     "grants under a live lease",
+    "token violations",
     "acquisitions",
     "acquire p50 ms",
     "acquire p99 ms",
@@ -85,12 +86,13 @@ fn row(cell: &Cell) -> Vec<String> {
             f.counts.stale_writes.to_string(),
             f.counts.stale_reads.to_string(),
             f.counts.grants_under_live_lease.to_string(),
+            f.counts.token_violations.to_string(),
             f.acquisitions.to_string(),
             latency(f.p50_ms),
             latency(f.p99_ms),
             format!("{:.0}%", f.unavailability * 100.0),
         ]),
-        None => row.extend(std::iter::repeat_n("-".to_string(), 8)),
+        None => row.extend(std::iter::repeat_n("-".to_string(), 9)),
     }
     row.push(match cell.judgement {
         Judgement::NotJudged => "-".to_string(),
@@ -125,6 +127,10 @@ pub fn summary_cells(cells: &[Cell], dir: &Path) -> Vec<SummaryCell> {
             nemesis: c.name.nemesis.clone(),
             fencing: c.name.fencing.clone(),
             verdict: c.figures().map(|f| f.verdict),
+            repeats: c
+                .verdict_words()
+                .filter(|_| !c.repeats.is_empty())
+                .and_then(|w| w.split_once(' ').map(|(_, tally)| tally.to_string())),
             na_reason: match &c.outcome {
                 Outcome::NotApplicable { reason } => Some(reason.clone()),
                 Outcome::Ran(_) => None,
@@ -239,11 +245,12 @@ fn grid_cell(c: &Cell, dir: &Path) -> Markup {
         td class=(class_of(c)) title=(c.name.to_string()) {
             @match (c.figures(), report_link(dir, c)) {
                 (Some(f), Some(link)) => {
-                    a href=(link) { span class=(format!("verdict {}", class_of(c))) { (f.verdict) } }
+                    a href=(link) { span class=(format!("verdict {}", class_of(c))) { (verdict_word(c)) } }
                     div.counts {
                         "overlaps " (f.counts.overlaps) " · stale writes " (f.counts.stale_writes)
                         " · stale reads " (f.counts.stale_reads)
                         " · grants under a live lease " (f.counts.grants_under_live_lease)
+                        " · token violations " (f.counts.token_violations)
                     }
                 }
                 _ => { (verdict_word(c)) }
@@ -298,6 +305,10 @@ pub fn junit(cells: &[Cell], seed: u64, dir: &Path) -> Result<String, quick_juni
             Property::new("seed", seed.to_string()),
             Property::new("verdict", verdict_word(c)),
         ];
+        if !c.repeats.is_empty() {
+            let seeds: Vec<String> = c.repeats.iter().map(|r| r.seed.to_string()).collect();
+            properties.push(Property::new("seeds", seeds.join(",")));
+        }
         if let Some(f) = c.figures() {
             properties.push(Property::new("servers", &f.servers));
             case.set_time(f.took);
@@ -311,6 +322,7 @@ pub fn junit(cells: &[Cell], seed: u64, dir: &Path) -> Result<String, quick_juni
                     "grants under a live lease",
                     k.grants_under_live_lease.to_string(),
                 ),
+                Property::new("token violations", k.token_violations.to_string()),
                 Property::new("report", relative(dir, &f.dir.join(report::REPORT))),
             ]);
         }

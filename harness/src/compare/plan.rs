@@ -30,16 +30,22 @@ const DEFAULT_FENCING: &str = "on";
 /// A comparison's cells are shorter than a run's default.
 const DEFAULT_TIME_LIMIT: &str = "10s";
 
-/// One planned cell: what it is held to, and its configuration or why it cannot run.
+/// Most repeats of each cell.
+const MAX_REPEAT: usize = 100;
+
+/// One planned cell: what it is held to, and one configuration per repeat (each with its own
+/// seed), or why it cannot run.
 pub struct PlannedCell {
     pub name: CellName,
     pub expected: CellExpectation,
-    pub config: Result<RunConfig, String>,
+    pub configs: Result<Vec<RunConfig>, String>,
 }
 
 pub struct Plan {
     pub cells: Vec<PlannedCell>,
     pub seed: u64,
+    /// The seed of each repeat: the first is `seed` itself.
+    pub seeds: Vec<u64>,
     pub parallel: usize,
     pub store: PathBuf,
     /// Whether a matrix file said what to expect (else every cell is expected valid).
@@ -59,6 +65,15 @@ pub fn plan(args: &CompareArgs) -> Result<Plan> {
         return Err(bad(format!(
             "--parallel {parallel} must be between 1 and {MAX_PARALLEL}"
         )));
+    }
+    let repeat = args.repeat.or(matrix.repeat).unwrap_or(1);
+    if repeat == 0 || repeat > MAX_REPEAT {
+        return Err(bad(format!(
+            "--repeat {repeat} must be between 1 and {MAX_REPEAT}"
+        )));
+    }
+    for group in &matrix.expect {
+        at_least_fits(group, repeat)?;
     }
     let lock_names = crate::locks::names();
     let fencing_names: Vec<&str> = Fencing::value_variants().iter().map(|f| f.name()).collect();
@@ -89,6 +104,7 @@ pub fn plan(args: &CompareArgs) -> Result<Plan> {
     };
     let knobs = args.knobs.or(&matrix.knobs).or(&defaults);
     let seed = args.seed.or(matrix.seed).unwrap_or_else(rand::random);
+    let seeds: Vec<u64> = (0..repeat).map(|r| repeat_seed(seed, r)).collect();
     let store = std::path::absolute(&args.store)
         .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
     crate::store::check_writable(&store, "compare")?;
@@ -102,27 +118,68 @@ pub fn plan(args: &CompareArgs) -> Result<Plan> {
                     nemesis: nemesis.clone(),
                     fencing: fencing.clone(),
                 };
-                let config = configure(&name, &knobs, seed, &store)?;
+                let mut configs = Ok(Vec::new());
+                for &seed in &seeds {
+                    match (configure(&name, &knobs, seed, &store)?, &mut configs) {
+                        (Ok(config), Ok(configs)) => configs.push(config),
+                        (Err(refused), _) => configs = Err(refused),
+                        (Ok(_), Err(_)) => {}
+                    }
+                }
                 cells.push(PlannedCell {
                     expected: matrix.expectation(lock, nemesis, fencing),
                     name,
-                    config,
+                    configs,
                 });
             }
         }
     }
-    if let Some(refused) = cells.iter().find_map(|c| c.config.as_ref().err()) {
-        if cells.iter().all(|c| c.config.is_err()) {
+    if let Some(refused) = cells.iter().find_map(|c| c.configs.as_ref().err()) {
+        if cells.iter().all(|c| c.configs.is_err()) {
             return Err(bad(format!("no cell of the comparison can run: {refused}")));
         }
     }
     Ok(Plan {
         cells,
         seed,
+        seeds,
         parallel,
         store,
         from_matrix: args.matrix.clone(),
     })
+}
+
+/// The seed of repeat `r` (from 0) of a comparison seeded `seed`: the seed itself first, then
+/// a stable mix of both (SplitMix64), so a repeat is replayed by its printed seed alone.
+pub fn repeat_seed(seed: u64, r: usize) -> u64 {
+    if r == 0 {
+        return seed;
+    }
+    let mut z = seed.wrapping_add((r as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A group's `at-least` must say how many of the repeats, and only of "invalid".
+fn at_least_fits(group: &super::matrix::ExpectGroup, repeat: usize) -> Result<()> {
+    let Some(k) = group.at_least else {
+        return Ok(());
+    };
+    if !group
+        .expectations()
+        .contains(&super::matrix::Expectation::Invalid)
+    {
+        return Err(bad(format!(
+            "an [[expect]] group's at-least = {k} needs expect = \"invalid\""
+        )));
+    }
+    if k == 0 || k > repeat {
+        return Err(bad(format!(
+            "an [[expect]] group's at-least = {k} must be between 1 and the repeats ({repeat})"
+        )));
+    }
+    Ok(())
 }
 
 /// A cell's configuration, or why its lock refuses its nemesis. Any other error is the user's

@@ -95,7 +95,7 @@ impl HistoryLog {
 impl Drop for HistoryLog {
     fn drop(&mut self) {
         if let Err(e) = self.out.flush() {
-            eprintln!("lockpick: cannot write the end of the history: {e}");
+            crate::tell!("lockpick: cannot write the end of the history: {e}");
         }
     }
 }

@@ -28,8 +28,9 @@ pub struct StoredRun {
     pub nemesis: String,
     pub fencing: String,
     pub seed: Option<u64>,
-    /// Overlapping holders, stale writes accepted, stale reads, grants under a live lease.
-    pub counts: [u64; 4],
+    /// Overlapping holders, stale writes accepted, stale reads, grants under a live lease, token
+    /// violations.
+    pub counts: [u64; 5],
 }
 
 /// One finished comparison in the store.
@@ -79,6 +80,8 @@ impl StoredRun {
                 count(&results["stale_accesses"]["stale_writes"]),
                 count(&results["stale_reads_accepted"]),
                 count(&results["overlapping_holders"]["granted_under_live_lease"]),
+                count(&results["token_violations"]["reused"])
+                    + count(&results["token_violations"]["went_backwards"]),
             ],
         }
     }
@@ -191,7 +194,7 @@ pub fn render(store: &Path, runs: &[StoredRun], compares: &[StoredCompare]) -> S
                         th { "when" } th { "run" } th { "lock" } th { "nemesis" } th { "fencing" }
                         th { "seed" } th { "verdict" } th { "overlapping holders" }
                         th { "stale writes accepted" } th { "stale reads" }
-                        th { "grants under a live lease" }
+                        th { "grants under a live lease" } th { "token violations" }
                     }
                     @for run in runs {
                         tr data-lock=(run.lock) data-nemesis=(run.nemesis)
@@ -252,6 +255,7 @@ mod tests {
             "overlapping_holders": {"overlaps": [{}, {}], "granted_under_live_lease": 1},
             "stale_accesses": {"stale_writes": 3},
             "stale_reads_accepted": 4,
+            "token_violations": {"reused": 1, "went_backwards": 2},
         })
         .to_string();
         fs::write(dir.join(store::RESULTS), results).unwrap();
@@ -279,7 +283,7 @@ mod tests {
         assert_eq!(names, ["redis-pause-holder", "redis-none"]);
         assert_eq!(runs[0].nemesis, "pause-holder");
         assert_eq!(runs[1].nemesis, "none");
-        assert_eq!((runs[0].seed, runs[0].counts), (Some(52), [2, 3, 4, 1]));
+        assert_eq!((runs[0].seed, runs[0].counts), (Some(52), [2, 3, 4, 1, 3]));
         let page = render(store.path(), &runs, &[]);
         assert!(page.contains(r#"<a href="redis-pause-holder/20250102T000000.000Z/report.html">"#));
         assert!(page.contains(r#"<td class="invalid">invalid</td>"#));

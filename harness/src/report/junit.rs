@@ -1,13 +1,15 @@
 //! `junit.xml`, for CI dashboards: one test suite for the run (its duration, start time and the
-//! facts that reproduce it as properties) and one test case per checker; a failure carries the
-//! story of the checker's first violation.
+//! facts that reproduce it as properties), a test case for the verdict (a failure when invalid,
+//! an error when unknown) and one per checker (overlaps, stale writes, fencing tokens); a failure
+//! carries the story of the checker's first violation.
 
-use lockpick_checkers::Results;
+use lockpick_checkers::{Results, Validity};
 use quick_junit::{
     NonSuccessKind, Property, Report, SerializeError, TestCase, TestCaseStatus, TestSuite,
 };
 
 use super::RunFacts;
+use crate::summary_md::Counts;
 
 /// The run's JUnit XML.
 pub fn junit(results: &Results, facts: &RunFacts) -> Result<String, SerializeError> {
@@ -52,7 +54,9 @@ fn properties(facts: &RunFacts) -> Vec<Property> {
     properties
 }
 
-/// One case per checker that ran, plus one error if the history could not be read.
+/// The case for the verdict itself, then one per checker that ran. The verdict's case is what a
+/// CI view must not show green unless the run proved it: INVALID is a failure, UNKNOWN an error
+/// (the run could not prove anything), each with its reasons.
 fn cases(results: &Results) -> Vec<(&'static str, TestCaseStatus)> {
     let story_of = |kinds: &[&str]| {
         results
@@ -67,14 +71,7 @@ fn cases(results: &Results) -> Vec<(&'static str, TestCaseStatus)> {
         status.set_message(message).set_description(story);
         status
     };
-    let mut cases = Vec::new();
-    if let Some(m) = &results.malformed {
-        let message = format!("malformed history: {m}");
-        cases.push((
-            "history",
-            failed(NonSuccessKind::Error, message, String::new()),
-        ));
-    }
+    let mut cases = vec![("verdict", verdict_case(results))];
     if let Some(o) = &results.overlapping_holders {
         let status = if o.overlaps.is_empty() {
             TestCaseStatus::success()
@@ -85,7 +82,7 @@ fn cases(results: &Results) -> Vec<(&'static str, TestCaseStatus)> {
         cases.push(("overlapping holders", status));
     }
     if let Some(s) = &results.stale_accesses {
-        let status = if s.violations.is_empty() {
+        let status = if s.stale_writes == 0 {
             TestCaseStatus::success()
         } else {
             let message = format!(
@@ -99,6 +96,23 @@ fn cases(results: &Results) -> Vec<(&'static str, TestCaseStatus)> {
             )
         };
         cases.push(("stale writes accepted", status));
+    }
+    if let Some(t) = &results.token_violations {
+        let status = if !t.checked {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message("the lock hands out no fencing token: no promise to check");
+            status
+        } else if t.violations.is_empty() {
+            TestCaseStatus::success()
+        } else {
+            let message = format!(
+                "fencing tokens broke their promise: {} reused, {} went backwards",
+                t.reused, t.went_backwards
+            );
+            let story = story_of(&["token-reused", "token-went-backwards"]);
+            failed(NonSuccessKind::Failure, message, story)
+        };
+        cases.push(("fencing tokens", status));
     }
     if let Some(l) = &results.liveness {
         let status = if l.jams.is_empty() {
@@ -116,91 +130,44 @@ fn cases(results: &Results) -> Vec<(&'static str, TestCaseStatus)> {
     cases
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::DateTime;
-    use lockpick_checkers::{Op, OpType, Process, F};
-    use serde_json::json;
-    use std::time::Duration;
-
-    fn facts() -> RunFacts {
-        RunFacts {
-            lock: "etcd".to_string(),
-            nemeses: vec!["pause-holder".to_string()],
-            fencing: Some("on".to_string()),
-            seed: Some(51),
-            clients: Some(3),
-            server_versions: vec![("n1".to_string(), "etcd 3.5.9".to_string())],
-            servers: Vec::new(),
-            started: DateTime::parse_from_rfc3339("2025-01-02T03:04:05Z").ok(),
-            duration: Duration::from_millis(6500),
-            parameters: Default::default(),
-        }
-    }
-
-    /// (name, value) of each property in `xml`, read by an XML parser.
-    fn properties_in(xml: &str) -> Vec<(String, String)> {
-        let mut reader = quick_xml::Reader::from_str(xml);
-        let mut out = Vec::new();
-        loop {
-            match reader.read_event().expect("junit.xml is well-formed XML") {
-                quick_xml::events::Event::Empty(e) | quick_xml::events::Event::Start(e)
-                    if e.name().as_ref() == b"property" =>
-                {
-                    let attr = |n: &str| {
-                        let a = e.try_get_attribute(n).unwrap().unwrap();
-                        a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                            .unwrap()
-                            .to_string()
-                    };
-                    out.push((attr("name"), attr("value")));
-                }
-                quick_xml::events::Event::Eof => return out,
-                _ => {}
-            }
-        }
-    }
-
-    #[test]
-    fn a_clean_run_is_passing_cases_with_the_runs_facts() {
-        let xml = junit(&lockpick_checkers::check(&[]), &facts()).unwrap();
-        let properties = properties_in(&xml);
-        for expected in [
-            ("seed", "51"),
-            ("lock", "etcd"),
-            ("fencing", "on"),
-            ("nemeses", "pause-holder"),
-            ("server version n1", "etcd 3.5.9"),
-        ] {
-            let found = properties
-                .iter()
-                .any(|(n, v)| (n.as_str(), v.as_str()) == expected);
-            assert!(found, "{expected:?} missing from {properties:?}");
-        }
-        let report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
-        let suite = &report.test_suites[0];
-        assert_eq!(suite.time, Some(Duration::from_millis(6500)));
-        assert_eq!(suite.timestamp, facts().started);
-        assert_eq!((suite.tests, suite.failures, suite.errors), (3, 0, 0));
-    }
-
-    #[test]
-    fn a_malformed_history_is_an_error_case_and_facts_without_versions_have_none() {
-        let bad = Op::new(
-            0,
-            Process::Client(0),
-            OpType::Ok,
-            F::Release,
-            json!({"acquisition": "x"}),
-        );
-        let mut facts = facts();
-        facts.server_versions.clear();
-        let xml = junit(&lockpick_checkers::check(&[bad]), &facts).unwrap();
-        let report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
-        assert_eq!(report.test_suites[0].errors, 1);
-        assert!(!properties_in(&xml)
+/// The verdict as a case: passing only when VALID.
+fn verdict_case(results: &Results) -> TestCaseStatus {
+    match results.valid {
+        Validity::Valid => TestCaseStatus::success(),
+        Validity::Invalid => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let counts = Counts::of(results);
+            let found: Vec<String> = [
+                (counts.overlaps, "overlapping holders"),
+                (counts.stale_writes, "stale writes accepted"),
+                (counts.token_violations, "token violations"),
+            ]
             .iter()
-            .any(|(n, _)| n.starts_with("server version")));
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+            status
+                .set_type("invalid")
+                .set_message(format!("INVALID: {}", found.join(", ")))
+                .set_description(
+                    results
+                        .stories
+                        .first()
+                        .map(|s| s.one_line())
+                        .unwrap_or_default(),
+                );
+            status
+        }
+        Validity::Unknown => {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+            status.set_type("unknown").set_message(format!(
+                "UNKNOWN: not proven: {}",
+                results.unknown_reasons.join("; ")
+            ));
+            status
+        }
     }
 }
+
+#[cfg(test)]
+mod tests;

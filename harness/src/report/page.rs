@@ -89,6 +89,10 @@ fn summary(results: &Results) -> Markup {
     }
     rows.push(("operations", results.operations.to_string()));
     rows.push((
+        "outcome unknown (answered info)",
+        results.answered_unknown.to_string(),
+    ));
+    rows.push((
         "incomplete operations",
         results.incomplete.len().to_string(),
     ));
@@ -100,6 +104,13 @@ fn summary(results: &Results) -> Markup {
         rows.push(("stale writes accepted", s.stale_writes.to_string()));
         rows.push(("stale reads accepted", s.stale_reads.to_string()));
         rows.push(("accesses rejected by fencing", s.rejected.to_string()));
+    }
+    if let Some(t) = results.token_violations.as_ref().filter(|t| t.checked) {
+        rows.push(("fencing tokens reused", t.reused.to_string()));
+        rows.push((
+            "fencing tokens gone backwards",
+            t.went_backwards.to_string(),
+        ));
     }
     if let Some(setup) = &results.setup {
         rows.push(("fencing token", setup.token.clone()));

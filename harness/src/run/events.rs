@@ -177,7 +177,7 @@ impl Workload {
                 json!({ "value": state.value, "applied": state.applied }),
             ),
             Err(e) => {
-                eprintln!("lockpick: the final read of the resource failed: {e:#}");
+                crate::tell!("lockpick: the final read of the resource failed: {e:#}");
                 (OpType::Fail, json!({ "error": format!("{e:#}") }))
             }
         };
@@ -285,7 +285,7 @@ impl Workload {
             }
             Event::Opened(_) | Event::Closed(_) => {}
             Event::Garbage(role, line) => {
-                eprintln!("lockpick: {role:?} wrote a line that is not an operation: {line}");
+                crate::tell!("lockpick: {role:?} wrote a line that is not an operation: {line}");
             }
         }
         Ok(())
@@ -307,7 +307,7 @@ impl Workload {
 
     pub fn teardown(&mut self) {
         for problem in self.cluster.teardown() {
-            eprintln!("lockpick: teardown: {problem}");
+            crate::tell!("lockpick: teardown: {problem}");
         }
     }
 }

@@ -76,7 +76,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         (store::CONFIG, serde_json::to_string_pretty(config)? + "\n"),
     ];
     let dir = store::create_run_dir(&config.store, &config.name(), &files)?;
-    eprintln!(
+    crate::tell!(
         "lockpick: {} with {} clients, TTL {:?}, fencing {}, seed {}, for {:?} (run {}, in {})",
         config.name(),
         config.clients,

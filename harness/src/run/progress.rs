@@ -63,7 +63,7 @@ impl Progress {
             }
             None if self.last_plain.elapsed() >= PLAIN_EVERY => {
                 self.last_plain = Instant::now();
-                eprintln!(
+                crate::tell!(
                     "lockpick: {seconds} s / {} s, {}",
                     self.limit.as_secs(),
                     status.words()

@@ -51,7 +51,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     for name in shape.everyone() {
         nodes.insert(name.clone(), runtime.add_node(name)?);
     }
-    eprintln!(
+    crate::tell!(
         "lockpick: {} node(s) up in {:.2} s ({} runtime)",
         nodes.len(),
         making.elapsed().as_secs_f64(),
@@ -76,7 +76,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         launches: &mut launches,
         server_bin: config.server_bins.get(service.name()).map(PathBuf::as_path),
     })?;
-    eprintln!(
+    crate::tell!(
         "lockpick: {} ready on {} node(s) in {:.2} s",
         config.lock.name(),
         servers.len(),

@@ -307,7 +307,7 @@ impl Runtime for DockerRuntime {
 impl Drop for DockerRuntime {
     fn drop(&mut self) {
         for problem in self.teardown() {
-            eprintln!("lockpick: teardown: {problem}");
+            crate::tell!("lockpick: teardown: {problem}");
         }
     }
 }

@@ -173,7 +173,7 @@ impl NetnsRuntime {
 impl Drop for NetnsRuntime {
     fn drop(&mut self) {
         for problem in self.teardown() {
-            eprintln!("lockpick: teardown: {problem}");
+            crate::tell!("lockpick: teardown: {problem}");
         }
     }
 }

@@ -6,10 +6,12 @@ fn cell(lock: &str, nemesis: &str, verdict: Option<Validity>, gate: Gate) -> Sum
         nemesis: nemesis.to_string(),
         fencing: "on".to_string(),
         verdict,
+        repeats: None,
         na_reason: verdict.is_none().then(|| "it needs 5 servers".to_string()),
         expected: Some(("valid".to_string(), gate)),
         counts: Counts {
             overlaps: 2,
+            token_violations: 1,
             ..Counts::default()
         },
         story: Some("client 1 paused | and woke".to_string()),
@@ -49,6 +51,7 @@ fn the_grid_has_a_row_per_lock_a_column_per_nemesis_and_names_the_first_broken_c
         "**First expectation not met**: redis × pause-holder (fencing on): expected valid"
     ));
     assert!(md.contains("overlapping holders 8"), "{md}");
+    assert!(md.contains("token violations 4"), "{md}");
     assert!(md.contains("n/a: it needs 5 servers"), "{md}");
     assert!(md.contains("client 1 paused \\| and woke") || !md.contains("First violation"));
 }

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod outputs;
+
 pub fn lockpick() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lockpick"))
 }

@@ -1,0 +1,109 @@
+//! A renewal is recorded only after its grant, for every built-in client and for an exec
+//! client: each grant is made to reach the worker two thirds of a TTL late
+//! (`LOCKPICK_INJECT_CLIENT=late-grant:all`), so the lease's watchdog renews before the worker
+//! records the acquire's `ok`, the race an etcd keep-alive once won by 0.8 ms, making the
+//! checker call our own history malformed.
+
+mod common;
+
+use std::path::Path;
+
+use common::{finished, lockpick, Run};
+use serde_json::Value;
+
+/// A run of `lock` without faults whose every grant reaches the worker late.
+fn late_grants(lock: &str) -> (Run, tempfile::TempDir) {
+    let store = tempfile::tempdir().unwrap();
+    let output = lockpick()
+        .args([
+            "run",
+            "--lock",
+            lock,
+            "--nemesis",
+            "none",
+            "--time-limit",
+            "6s",
+        ])
+        .args(["--clients", "3", "--ttl", "1s", "--store"])
+        .arg(store.path())
+        .env("LOCKPICK_INJECT_CLIENT", "late-grant:all")
+        .output()
+        .unwrap();
+    (finished(store.path(), output), store)
+}
+
+/// The renewals that were made before their grant reached the worker: by its bounds, the
+/// renewal was sent before the acquire's `ok` was recorded.
+fn renewals_before_their_grant_was_recorded(history: &[Value], ttl_ns: u64) -> usize {
+    let mut granted_at = std::collections::HashMap::new();
+    let mut early = 0;
+    for op in history {
+        let acquisition = op["value"]["acquisition"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        match (op["f"].as_str(), op["type"].as_str()) {
+            (Some("acquire"), Some("ok")) => {
+                granted_at.insert(acquisition, op["time"].as_u64().unwrap());
+            }
+            (Some("renew"), _) => {
+                let granted = granted_at
+                    .get(&acquisition)
+                    .unwrap_or_else(|| panic!("a renewal before its grant: {op}"));
+                let live_until = op["value"]["lease"]["live_until"].as_u64().unwrap();
+                // Sent after the grant was recorded, it would be live until at least then plus
+                // the TTL, less a drift allowance of a few ms.
+                if live_until + 50_000_000 < granted + ttl_ns {
+                    early += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    early
+}
+
+fn every_renewal_comes_after_its_grant(lock: &str) {
+    let (r, _store) = late_grants(lock);
+    assert_eq!(r.code, 0, "{lock}:\n{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.valid(), "valid", "{lock}: {}", r.stdout);
+    assert!(r.results["malformed"].is_null(), "{lock}: {}", r.results);
+    let early = renewals_before_their_grant_was_recorded(&r.history(), 1_000_000_000);
+    assert!(
+        early > 0,
+        "{lock}: no renewal raced its grant, the test proved nothing:\n{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn redis_renewals_come_after_their_grant() {
+    every_renewal_comes_after_its_grant("redis");
+}
+
+#[test]
+fn redlock_renewals_come_after_their_grant() {
+    every_renewal_comes_after_its_grant("redlock");
+}
+
+#[test]
+fn rslock_renewals_come_after_their_grant() {
+    every_renewal_comes_after_its_grant("rslock");
+}
+
+#[test]
+fn etcd_keep_alives_come_after_their_grant() {
+    every_renewal_comes_after_its_grant("etcd");
+}
+
+#[test]
+fn zookeeper_session_checks_come_after_their_grant() {
+    every_renewal_comes_after_its_grant("zookeeper");
+}
+
+#[test]
+fn an_exec_programs_extends_come_after_their_grant() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let program = root.join("examples/python-redis/lock_client.py");
+    every_renewal_comes_after_its_grant(&format!("exec:redis:{}", program.display()));
+}
