@@ -318,15 +318,22 @@ pub fn leftover_containers() -> Vec<(String, String)> {
     if crate::program::find_program("docker").is_none() {
         return Vec::new();
     }
-    let format = format!("{{{{.Names}}}} {{{{.Label \"{PREFIX_LABEL}\"}}}}");
+    // The label is whatever the container's creator wrote, newlines included: it comes as JSON.
+    let format = format!("{{{{.Names}}}} {{{{json (.Label \"{PREFIX_LABEL}\")}}}}");
     let filter = format!("label={PREFIX_LABEL}");
     let Ok(listing) = docker(&["ps", "--all", "--filter", &filter, "--format", &format]) else {
         return Vec::new();
     };
+    parse_leftovers(&listing)
+}
+
+/// (label, name) of each line of `docker ps` as `leftover_containers` asks for it. The label is
+/// not checked here: `clean` decides what counts as a run's.
+pub(crate) fn parse_leftovers(listing: &str) -> Vec<(String, String)> {
     listing
         .lines()
         .filter_map(|line| line.split_once(' '))
-        .map(|(name, prefix)| (prefix.to_string(), name.to_string()))
+        .filter_map(|(name, label)| Some((serde_json::from_str(label).ok()?, name.to_string())))
         .collect()
 }
 

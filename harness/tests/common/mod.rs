@@ -2,6 +2,8 @@
 //! against real servers, each in its own store folder, and check what happened.
 #![allow(dead_code)]
 
+pub mod engine;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
