@@ -60,6 +60,7 @@ impl Builder {
 
     /// Adds the next line of the history, decoded in place.
     pub fn push_record(&mut self, op: &Record<'_>) -> Result<(), Malformed> {
+        in_range(op.line(), "time", op.time)?;
         self.model.operations += 1;
         self.model.end = self.model.end.max(op.time);
         match &op.process {
@@ -135,6 +136,23 @@ impl Builder {
             ));
         }
         let value: ClientValue = parse(op)?;
+        if let Some(lease) = &value.lease {
+            lease_in_range(line, lease)?;
+        }
+        in_range(line, "granted_after", value.granted_after.unwrap_or(0))?;
+        // A client's operations come one after another, timed on one clock: its times never go
+        // back (its background renewals aside).
+        if let Some(last) = self.pending.get(&p).filter(|last| last.time > op.time) {
+            return Err(Malformed::at(
+                line,
+                format!(
+                    "client {p}'s time goes back: {} ns after {} ns at line {}",
+                    op.time,
+                    last.time,
+                    line_of_index(last.index)
+                ),
+            ));
+        }
         if op.kind == OpType::Invoke {
             if let Some(open) = self.pending.get(&p).filter(|open| open.open) {
                 return Err(Malformed::at(
@@ -187,6 +205,7 @@ impl Builder {
         };
         invoke.open = false;
         let (invoked_f, invoked_at, invoked_index) = (invoke.f, invoke.time, invoke.index);
+        (invoke.time, invoke.index) = (op.time, op.index);
         if invoked_f != op.f || invoke.acquisition != value.acquisition {
             return Err(Malformed::at(
                 line,
@@ -238,6 +257,7 @@ impl Builder {
             ));
         }
         let value: RenewValue = parse(op)?;
+        lease_in_range(line, &value.lease)?;
         let hold = match self.model.hold_index.get(&*value.acquisition) {
             Some(&i) if self.model.holds[i].process == p => &mut self.model.holds[i],
             _ => {
@@ -278,7 +298,9 @@ impl Builder {
                 model.run_end = Some(parse(op)?);
             }
             (Process::HARNESS, F::FinalRead) if op.kind == OpType::Ok => {
-                model.final_state = Some(parse::<FinalState>(op)?);
+                let state = parse::<FinalState>(op)?;
+                in_range(line, "applied", state.applied)?;
+                model.final_state = Some(state);
             }
             (Process::HARNESS, F::FinalRead) => {
                 let value: Value = parse(op)?;
@@ -301,6 +323,7 @@ impl Builder {
                     }
                 };
                 let v: AccessValue = parse(op)?;
+                in_range(line, "seq", v.seq)?;
                 model.accesses.push(Access {
                     seq: v.seq,
                     index: op.index,
@@ -354,6 +377,26 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// The largest time, sequence number or count a history may hold: 2^53, the integers JSON
+/// tools read exactly (as nanoseconds, 104 days). A larger number is no record of a real run,
+/// and sums and successors of numbers below it cannot overflow.
+pub const MAX_NUMBER: u64 = 1 << 53;
+
+fn in_range(line: usize, what: &str, number: u64) -> Result<(), Malformed> {
+    if number > MAX_NUMBER {
+        return Err(Malformed::at(
+            line,
+            format!("{what} {number} is out of range (at most 2^53)"),
+        ));
+    }
+    Ok(())
+}
+
+fn lease_in_range(line: usize, lease: &Lease) -> Result<(), Malformed> {
+    in_range(line, "live_until", lease.live_until)?;
+    in_range(line, "expires_by", lease.expires_by.unwrap_or(0))
 }
 
 fn line_of_index(index: u64) -> usize {
