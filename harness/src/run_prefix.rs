@@ -129,7 +129,8 @@ impl RunPrefix {
         lock.write_all(me.record().as_bytes())
             .with_context(|| format!("cannot write {:?}", self.lock_path))?;
         let record = controller_path(&self.name);
-        fs::write(&record, me.record()).with_context(|| format!("cannot write {record:?}"))
+        crate::safe_write::write_new(&record, me.record())
+            .with_context(|| format!("cannot write {record:?}"))
     }
 
     /// A private /24 for this run, `10.x.y.0/24`, drawn from the prefix. It exists only inside

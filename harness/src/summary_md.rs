@@ -308,12 +308,9 @@ pub fn runs_publish_step_summary(on: bool) {
 
 /// Writes `summary.md` into `dir` and appends it to `$GITHUB_STEP_SUMMARY` when that is set.
 pub fn publish(dir: &Path, markdown: &str) -> Result<()> {
-    std::fs::write(dir.join(SUMMARY), markdown).context("cannot write summary.md")?;
+    crate::safe_write::replace(&dir.join(SUMMARY), markdown).context("cannot write summary.md")?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
+        let mut file = crate::safe_write::append(Path::new(&path))
             .with_context(|| format!("cannot open $GITHUB_STEP_SUMMARY ({path:?})"))?;
         writeln!(file, "{markdown}").context("cannot append to $GITHUB_STEP_SUMMARY")?;
     }
@@ -343,7 +340,7 @@ pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()
     if RUNS_PUBLISH_STEP_SUMMARY.load(Ordering::SeqCst) {
         publish(dir, &markdown)
     } else {
-        std::fs::write(dir.join(SUMMARY), markdown).context("cannot write summary.md")
+        crate::safe_write::replace(&dir.join(SUMMARY), markdown).context("cannot write summary.md")
     }
 }
 

@@ -190,7 +190,10 @@ impl Cluster {
             .args(["--spec", &spec.to_json()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).with_context(|| format!("cannot create {log:?}"))?)
+            .stderr(
+                crate::safe_write::create_new(&log)
+                    .with_context(|| format!("cannot create {log:?}"))?,
+            )
             .spawn()
             .context("cannot start a client")?;
         read_ops(

@@ -146,7 +146,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(
-            std::fs::File::create(&resource_log)
+            crate::safe_write::create_new(&resource_log)
                 .with_context(|| format!("cannot create {resource_log:?}"))?,
         )
         .spawn()
