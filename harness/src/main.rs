@@ -11,6 +11,7 @@ use clap::Parser;
 
 use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
+use lockpick::terminal_text::neutral;
 use lockpick::{bench, clean, client, compare, report, resource, run, store, summary};
 
 const EXIT_BAD_INPUT: u8 = 254;
@@ -31,11 +32,11 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(|| dispatch(cli)) {
         Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(e)) if e.downcast_ref::<BadInput>().is_some() => {
-            eprintln!("lockpick: {e}");
+            eprintln!("lockpick: {}", neutral(&e.to_string()));
             ExitCode::from(EXIT_BAD_INPUT)
         }
         Ok(Err(e)) => {
-            eprintln!("lockpick: error: {e:#}");
+            eprintln!("lockpick: error: {}", neutral(&format!("{e:#}")));
             ExitCode::from(EXIT_CRASH)
         }
         Err(_) => ExitCode::from(EXIT_CRASH),
@@ -49,7 +50,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let config = RunConfig::from_args(&args, std::env::args().collect())?;
             let interrupt = interrupt_on_signals()?;
             let finished = run::run(&config, interrupt)?;
-            print!("{}", summary::render(&finished.results));
+            print!("{}", neutral(&summary::render(&finished.results)));
             println!("  store: {}", finished.dir.display());
             for crash in &finished.crashed_clients {
                 println!("  warning: {crash}");
@@ -119,7 +120,7 @@ fn check(args: &CheckArgs) -> Result<u8> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        print!("{}", summary::render(&results));
+        print!("{}", neutral(&summary::render(&results)));
         if !results.incomplete.is_empty() {
             let shown: Vec<String> = results
                 .incomplete

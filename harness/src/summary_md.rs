@@ -95,13 +95,13 @@ fn gate_mark(gate: &Gate) -> &'static str {
     }
 }
 
+/// Foreign text, cut to its first `STORY_CHARS` characters and escaped as markdown text.
 fn shorten(text: &str) -> String {
-    let text = text.replace('|', "\\|").replace('\n', " ");
     if text.chars().count() <= STORY_CHARS {
-        return text;
+        return crate::markdown_text::escape(text);
     }
     let cut: String = text.chars().take(STORY_CHARS).collect();
-    format!("{cut}…")
+    format!("{}…", crate::markdown_text::escape(&cut))
 }
 
 fn cell_name(c: &SummaryCell) -> String {
