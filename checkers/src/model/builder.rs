@@ -311,6 +311,21 @@ impl Builder {
                 };
                 model.final_read_error = Some(error);
             }
+            (Process::RESOURCE, F::Access) if op.kind == OpType::Info => {
+                // A request from outside lockpick's workers, refused unapplied.
+                let value: Value = parse(op)?;
+                if value.get("foreign") != Some(&Value::Bool(true)) {
+                    return Err(Malformed::at(
+                        line,
+                        "a resource access is ok or fail, or info when foreign",
+                    ));
+                }
+                model.foreign_accesses += 1;
+                if model.first_foreign.is_none() {
+                    let from = value.get("from").and_then(Value::as_str).unwrap_or("?");
+                    model.first_foreign = Some(from.chars().take(100).collect());
+                }
+            }
             (Process::RESOURCE, F::Access) => {
                 let accepted = match op.kind {
                     OpType::Ok => true,

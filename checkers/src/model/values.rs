@@ -76,6 +76,7 @@ pub fn decode_only(op: &Record<'_>) -> Result<(), String> {
         (Who::Named(_), F::Setup) => decode::<super::Setup>(op),
         (Who::Named(_), F::FinalRead) if op.kind == OpType::Ok => decode::<FinalState>(op),
         (Who::Named(_), F::FinalRead) => decode::<Value>(op),
+        (Who::Named(_), F::Access) if op.kind == OpType::Info => decode::<Value>(op),
         (Who::Named(_), F::Access) => decode::<AccessValue>(op),
         (Who::Named(_), F::Start | F::Stop) => decode::<FaultValue>(op),
         (Who::Named(_), _) => Ok(()),

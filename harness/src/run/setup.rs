@@ -143,7 +143,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         .args(["--listen", &resource.to_string()])
         .args(["--fencing", config.fencing.name()])
         .args(["--origin-ns", &clock.origin_ns().to_string()])
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(
             crate::safe_write::create_new(&resource_log)
@@ -151,6 +151,10 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         )
         .spawn()
         .context("cannot start the resource")?;
+    // Drawn fresh for each run, never from its seed: client programs must not be able to
+    // know it.
+    let secret = format!("{:032x}", rand::random::<u128>());
+    crate::cluster::give_secret(&mut child, &secret);
     read_ops(
         Role::Resource,
         child.stdout.take().expect("piped"),
@@ -202,6 +206,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             spec,
             resource,
             logs,
+            secret,
         },
         events: sender,
     });
