@@ -55,7 +55,8 @@ fn leftovers() -> BTreeMap<String, Vec<String>> {
     for name in named_files(run_prefix::RUN_DIR) {
         let prefix = name
             .strip_suffix(".lock")
-            .or_else(|| name.strip_suffix(".controller"));
+            .or_else(|| name.strip_suffix(".controller"))
+            .or_else(|| name.strip_suffix(".made"));
         if let Some(prefix) = prefix.filter(|p| run_prefix::is_prefix(p)) {
             runs.entry(prefix.to_string()).or_default();
         }
@@ -141,9 +142,15 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
         runs.retain(|prefix, _| prefix == only);
     }
     let mut removed = 0;
-    for (prefix, namespaces) in &runs {
+    for (prefix, named) in &runs {
+        // Only what the run recorded making is its own: a namespace or container that merely
+        // carries its prefix may be anyone's.
+        let made = run_prefix::made(prefix);
+        let (namespaces, unrecorded): (Vec<&String>, Vec<&String>) = named
+            .iter()
+            .partition(|ns| made.contains(&format!("namespace {ns}")));
         let pids: BTreeMap<&String, Vec<nix::unistd::Pid>> =
-            namespaces.iter().map(|ns| (ns, pids_in(ns))).collect();
+            named.iter().map(|ns| (ns, pids_in(ns))).collect();
         let all_pids: Vec<nix::unistd::Pid> = pids.values().flatten().copied().collect();
         if !args.force {
             if let Some(why) = liveness(prefix, &all_pids) {
@@ -152,6 +159,11 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                 ));
                 continue;
             }
+        }
+        for ns in unrecorded {
+            say(format_args!(
+                "{prefix}: namespace {ns} is not in the record of what its run made, left alone"
+            ));
         }
         for ns in namespaces {
             let count = pids[ns].len();
@@ -172,17 +184,24 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                 Err(e) => complain(format_args!("{prefix}: {e:#}")),
             }
         }
-        let names = containers
+        let (names, unrecorded): (Vec<String>, Vec<String>) = containers
             .get(prefix)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .partition(|name| made.contains(&format!("container {name}")));
+        for name in unrecorded {
+            say(format_args!(
+                "{prefix}: container {name} is not in the record of what its run made, left alone"
+            ));
+        }
         if args.dry_run && !names.is_empty() {
             say(format_args!(
                 "{prefix}: would remove containers {}",
                 names.join(" ")
             ));
         } else if !names.is_empty() {
-            match crate::runtime::docker::remove_containers(names) {
+            match crate::runtime::docker::remove_containers(&names) {
                 Ok(()) => say(format_args!(
                     "{prefix}: removed containers {}",
                     names.join(" ")
@@ -190,7 +209,8 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                 Err(e) => complain(format_args!("{prefix}: {e:#}")),
             }
         }
-        let scratch = leftover_path(Path::new(crate::run::SCRATCH_ROOT), prefix, "");
+        let scratch = leftover_path(Path::new(crate::run::SCRATCH_ROOT), prefix, "")
+            .filter(|_| made.contains("scratch"));
         match scratch.as_deref().map(|path| (path, ours(path, true))) {
             None | Some((_, Ownership::Missing)) => {}
             Some((path, Ownership::Foreign(why))) => say(format_args!(
@@ -212,7 +232,7 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
             }
         }
         if !args.dry_run {
-            for suffix in [".lock", ".controller"] {
+            for suffix in [".lock", ".controller", ".made"] {
                 let record = leftover_path(Path::new(run_prefix::RUN_DIR), prefix, suffix);
                 if let Some(record) = record.filter(|r| ours(r, false) == Ownership::Ours) {
                     let _ = fs::remove_file(record);

@@ -34,6 +34,7 @@ const RESOURCE_PORT: u16 = 7000;
 
 pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workload> {
     let logs = dir.join(store::LOGS);
+    crate::run_prefix::record_made(&prefix.name, "scratch")?;
     let scratch = Scratch::create(&prefix.name)?;
     let mut service = config.lock.service();
     let shape = config.shape();

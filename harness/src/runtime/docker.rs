@@ -198,6 +198,7 @@ impl Runtime for DockerRuntime {
         args.push(image);
         args.push("infinity".into());
         // Recorded first: a container that was created but failed to start is removed too.
+        crate::run_prefix::record_made(&self.prefix, &format!("container {container}"))?;
         self.containers.push(container.clone());
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         docker(&refs)?;

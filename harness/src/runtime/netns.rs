@@ -67,6 +67,7 @@ impl NetnsRuntime {
             namespaces: Vec::new(),
             nodes: Vec::new(),
         };
+        crate::run_prefix::record_made(prefix, &format!("namespace {switch}"))?;
         ip(&["netns", "add", &switch])?;
         runtime.namespaces.push(switch.clone());
         ip(&[
@@ -146,6 +147,7 @@ impl NetnsRuntime {
             ip: Ipv4Addr::new(a, b, c, host as u8),
         };
         let ns = node.host_name.as_str();
+        crate::run_prefix::record_made(&self.prefix, &format!("namespace {ns}"))?;
         make_namespace(ns)?;
         self.namespaces.push(ns.to_string());
         let port = format!("v{host}");
