@@ -209,6 +209,29 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                 Err(e) => complain(format_args!("{prefix}: {e:#}")),
             }
         }
+        // Whatever of the run still runs, wherever it went: its cgroup, by its record.
+        for cgroup in made
+            .iter()
+            .filter_map(|l| crate::run_cgroup::recorded(prefix, l))
+        {
+            if !cgroup.exists() {
+                continue;
+            }
+            if args.dry_run {
+                say(format_args!(
+                    "{prefix}: would kill and remove {}",
+                    cgroup.display()
+                ));
+            } else {
+                match crate::run_cgroup::kill_and_remove(&cgroup) {
+                    Ok(()) => say(format_args!(
+                        "{prefix}: killed and removed {}",
+                        cgroup.display()
+                    )),
+                    Err(e) => complain(format_args!("{prefix}: {e:#}")),
+                }
+            }
+        }
         let scratch = leftover_path(Path::new(crate::run::SCRATCH_ROOT), prefix, "")
             .filter(|_| made.contains("scratch"));
         match scratch.as_deref().map(|path| (path, ours(path, true))) {

@@ -28,6 +28,7 @@ pub mod program;
 pub mod report;
 pub mod resource;
 pub mod run;
+pub mod run_cgroup;
 pub mod run_prefix;
 pub mod runtime;
 pub mod safe_write;

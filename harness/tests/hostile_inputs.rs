@@ -764,3 +764,68 @@ fn a_client_program_writing_straight_to_the_resource_is_refused_and_blames_no_cl
         r.stdout
     );
 }
+
+/// A client program whose child leaves its process group and session and joins the host's
+/// network namespace through the controller's `/proc/<pid>/ns/net`, then sleeps for 10 minutes
+/// under the marker in argv[2]; the program goes on as the redis-py example (argv[1]).
+const ESCAPER: &str = r#"
+import os, sys
+if os.environ.get("LOCKPICK_CLIENT") == "0" and os.fork() == 0:
+    os.setsid()
+    def parent(pid):
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[1]
+    # This program's parent is its worker, `lockpick client`, whose parent is the controller.
+    controller = parent(parent(os.getppid()))
+    os.execvp("nsenter", ["nsenter", f"--net=/proc/{controller}/ns/net", "--",
+                          sys.executable, "-c", "import time; time.sleep(600)", sys.argv[2]])
+os.execv(sys.executable, [sys.executable, sys.argv[1]])
+"#;
+
+#[test]
+fn no_descendant_of_a_client_program_outlives_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let escaper = dir.path().join("escaper.py");
+    std::fs::write(&escaper, ESCAPER).unwrap();
+    let marker = unique("escaped");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/python-redis/lock_client.py")
+        .canonicalize()
+        .unwrap();
+    let lock = format!(
+        "exec:redis:/usr/bin/python3 {} {} {marker}",
+        escaper.display(),
+        example.display()
+    );
+    let store = dir.path().join("store");
+    let r = common::run(
+        &store,
+        &[
+            "--lock",
+            &lock,
+            "--clients",
+            "2",
+            "--time-limit",
+            "4s",
+            "--seed",
+            "4",
+        ],
+    );
+    assert_ne!(r.code, 255, "{}\n{}", r.stdout, r.stderr);
+    // The escape worked: it reached the host's network namespace.
+    assert!(
+        std::fs::read_to_string(r.dir.join("logs/client-0.log")).is_ok(),
+        "no client log"
+    );
+    // Give a survivor time to show; then end any, and fail.
+    std::thread::sleep(Duration::from_millis(300));
+    let left = common::processes_mentioning(&[&marker]);
+    for survivor in &left {
+        let pid: i32 = survivor.split(':').next().unwrap().parse().unwrap();
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(left.is_empty(), "a descendant outlived the run: {left:?}");
+}

@@ -225,11 +225,15 @@ impl Runtime for DockerRuntime {
             .with_context(|| format!("cannot open the mount namespace of {}", node.host_name))?;
         let mut command = Command::new(program);
         command.process_group(0);
-        // SAFETY: between fork and exec only async-signal-safe system calls run here (setns,
-        // prctl); nothing allocates. Entering the mount namespace also moves the root and the
-        // working directory to the container's.
+        let cgroup = self.net.cgroup_procs();
+        // SAFETY: between fork and exec only async-signal-safe system calls run here (write,
+        // setns, prctl); nothing allocates. Entering the mount namespace also moves the root and
+        // the working directory to the container's.
         unsafe {
             command.pre_exec(move || {
+                if let Some(procs) = cgroup {
+                    crate::run_cgroup::enter(procs)?;
+                }
                 setns(&network, CloneFlags::CLONE_NEWNET)?;
                 setns(&mounts, CloneFlags::CLONE_NEWNS)?;
                 nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
