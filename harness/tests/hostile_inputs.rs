@@ -829,3 +829,34 @@ fn no_descendant_of_a_client_program_outlives_the_run() {
     }
     assert!(left.is_empty(), "a descendant outlived the run: {left:?}");
 }
+
+#[test]
+fn a_plan_beyond_max_cells_is_refused_before_any_cell_runs() {
+    let store = tempfile::tempdir().unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let mut command = lockpick();
+        command
+            .arg("compare")
+            .args(args)
+            .arg("--store")
+            .arg(store.path());
+        let out = within(command, Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(254), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert_eq!(std::fs::read_dir(store.path()).unwrap().count(), 0);
+    };
+    // The default plan, 4 locks × 2 nemeses, against a bound of 3.
+    refused(&["--max-cells", "3"], "more than --max-cells 3");
+    // A matrix of 100 × 100 cells.
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = dir.path().join("lockpick.toml");
+    let locks = vec!["\"redis\""; 100].join(",");
+    let nemeses: Vec<String> = (0..100).map(|_| "\"none\"".to_string()).collect();
+    std::fs::write(
+        &matrix,
+        format!("locks = [{locks}]\nnemeses = [{}]\n", nemeses.join(",")),
+    )
+    .unwrap();
+    refused(&["--matrix", matrix.to_str().unwrap()], "--max-cells");
+}
