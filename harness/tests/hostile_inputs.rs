@@ -620,7 +620,8 @@ fn links_planted_in_the_store_are_never_followed() {
 #[test]
 fn a_store_another_user_could_change_is_refused() {
     use std::os::unix::fs::{chown, PermissionsExt};
-    let cases: [(&str, fn(&Path)); 4] = [
+    type Plant = fn(&Path);
+    let cases: [(&str, Plant); 4] = [
         ("a store of another user's", |store| {
             chown(store, Some(65534), Some(65534)).unwrap()
         }),
