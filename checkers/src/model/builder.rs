@@ -5,7 +5,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::values::{parse, AccessValue, ClientValue, FaultValue, RenewValue};
+use super::values::{
+    in_range, lease_in_range, parse, AccessValue, ClientValue, FaultValue, RenewValue,
+};
 use super::{Access, FaultWindow, FinalState, Hold, Lease, Model};
 use crate::history::{Malformed, Op, OpType, Process, F};
 use crate::record::{Record, Who};
@@ -392,26 +394,6 @@ impl Builder {
         }
         Ok(())
     }
-}
-
-/// The largest time, sequence number or count a history may hold: 2^53, the integers JSON
-/// tools read exactly (as nanoseconds, 104 days). A larger number is no record of a real run,
-/// and sums and successors of numbers below it cannot overflow.
-pub const MAX_NUMBER: u64 = 1 << 53;
-
-fn in_range(line: usize, what: &str, number: u64) -> Result<(), Malformed> {
-    if number > MAX_NUMBER {
-        return Err(Malformed::at(
-            line,
-            format!("{what} {number} is out of range (at most 2^53)"),
-        ));
-    }
-    Ok(())
-}
-
-fn lease_in_range(line: usize, lease: &Lease) -> Result<(), Malformed> {
-    in_range(line, "live_until", lease.live_until)?;
-    in_range(line, "expires_by", lease.expires_by.unwrap_or(0))
 }
 
 fn line_of_index(index: u64) -> usize {
