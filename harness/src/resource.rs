@@ -30,7 +30,7 @@ use lockpick_workloads::resource_client::{
 };
 use lockpick_workloads::RunClock;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::cli::{Fencing, ResourceArgs};
@@ -239,21 +239,40 @@ async fn handle(stream: TcpStream, resource: &Mutex<Resource>) -> io::Result<()>
         .peer_addr()
         .map_or_else(|_| "unknown".to_string(), |a| a.to_string());
     let (reader, mut writer) = stream.into_split();
-    let mut lines = BufReader::new(reader).lines();
+    let mut reader = BufReader::new(reader);
     let mut trusted = false;
-    while let Some(line) = lines.next_line().await? {
-        let reply =
-            resource
-                .lock()
-                .expect("no access panics")
-                .answer(&line, &mut trusted, &from)?;
+    let mut bytes = Vec::new();
+    loop {
+        // A line is bounded: whoever is at the other end, it cannot make the resource hold more.
+        bytes.clear();
+        let read = (&mut reader)
+            .take(MAX_REQUEST_BYTES + 1)
+            .read_until(b'\n', &mut bytes)
+            .await?;
+        if read == 0 {
+            return Ok(());
+        }
+        if bytes.last() != Some(&b'\n') && read as u64 > MAX_REQUEST_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("a request longer than {MAX_REQUEST_BYTES} bytes"),
+            ));
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let line = text.trim_end_matches(['\n', '\r']);
+        let reply = resource
+            .lock()
+            .expect("no access panics")
+            .answer(line, &mut trusted, &from)?;
         if let Some(mut reply) = reply {
             reply.push('\n');
             writer.write_all(reply.as_bytes()).await?;
         }
     }
-    Ok(())
 }
+
+/// The longest request line the resource reads; its own are about 150 bytes.
+const MAX_REQUEST_BYTES: u64 = 64 << 10;
 
 #[cfg(test)]
 mod tests;

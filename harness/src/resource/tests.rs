@@ -251,3 +251,33 @@ fn only_a_connection_that_opens_with_the_runs_secret_is_served() {
     assert_eq!(ops.last().unwrap()["value"]["seq"], 1);
     assert_eq!(ops.iter().filter(|op| op["type"] != "info").count(), 1);
 }
+
+#[test]
+fn a_request_line_without_end_ends_its_connection_not_the_resource() {
+    let (resource, records) = resource(Fencing::Off);
+    let address = serve_in_background(resource);
+    let mut endless = TcpStream::connect(address).expect("connect");
+    endless.set_write_timeout(Some(PATIENCE)).expect("timeout");
+    endless.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    // A line of 1 MiB: the resource drops the connection after its bound, unanswered (the
+    // kernel's buffers may take some of it after that, or refuse it).
+    let chunk = vec![b'x'; 64 << 10];
+    for _ in 0..16 {
+        if endless.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    let _ = endless.write_all(b"\n");
+    let mut answer = String::new();
+    let read = BufReader::new(endless).read_line(&mut answer);
+    assert!(
+        matches!(read, Ok(0) | Err(_)),
+        "a 1 MiB line was read and answered: {answer}"
+    );
+    let mut worker = ResourceClient::new(address, PATIENCE, SECRET.to_string());
+    assert_eq!(
+        worker.access(&access(2, None, AccessKind::Read, 0)),
+        Outcome::Ok(0)
+    );
+    assert_eq!(records.ops().len(), 1);
+}
