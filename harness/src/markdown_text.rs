@@ -14,7 +14,10 @@ pub fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             // An entity, not `@`: GitHub links and notifies a mention only when written as `@`.
             '@' => out.push_str("&#64;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '!' | '|' | '~' => {
+            // A link needs brackets, a cell break a pipe; a backslash could undo our escapes.
+            // Emphasis and parentheses are left as they are: they cannot hide or link anything,
+            // and the raw file stays readable.
+            '\\' | '`' | '[' | ']' | '|' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -39,7 +42,7 @@ mod tests {
                        www.evil.example | next\ncell `code` **bold** \u{1b}[31m";
         let shown = escape(hostile);
         for markup in [
-            "<", ">", "@octocat", "](", "https://", "www.evil", "\n", "\u{1b}",
+            "<", ">", "@octocat", "[click]", "https://", "www.evil", "\n", "\u{1b}",
         ] {
             assert!(!shown.contains(markup), "{markup:?} survives in {shown}");
         }
@@ -47,8 +50,8 @@ mod tests {
         assert!(shown.contains("&lt;/details&gt;"), "{shown}");
         assert!(shown.contains("&#64;octocat"), "{shown}");
         assert_eq!(
-            escape("redis 7.0.15, plain words"),
-            "redis 7.0.15, plain words"
+            escape("valid (as expected), redis 7.0.15 in /usr/lib/redis_7"),
+            "valid (as expected), redis 7.0.15 in /usr/lib/redis_7"
         );
     }
 }
