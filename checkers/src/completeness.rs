@@ -84,6 +84,14 @@ pub fn unknown_reasons(model: &Model, final_read: Option<&FinalReadCheck>) -> Ve
             reasons.push("the run was interrupted: the history is partial".to_string());
         }
     }
+    if model.foreign_accesses > 0 {
+        reasons.push(format!(
+            "the resource refused {} request(s) from outside lockpick's workers (the first from \
+             {}): something else reached it during the run",
+            model.foreign_accesses,
+            model.first_foreign.as_deref().unwrap_or("?")
+        ));
+    }
     reasons.extend(missing_records(model));
     reasons.extend(holders(model));
     reasons.extend(nemeses(model));

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use lockpick_checkers::Process;
 use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::recorder::Recorder;
-use lockpick_workloads::resource_client::ResourceClient;
+use lockpick_workloads::resource_client::{read_secret, ResourceClient};
 use lockpick_workloads::worker::{self, WorkerConfig};
 use lockpick_workloads::{Grant, LockClient, OnRenewal, Outcome};
 
@@ -31,7 +31,9 @@ pub fn run(args: &ClientArgs) -> Result<()> {
         deadline_ns: spec.deadline_ns,
         max_attempts: spec.max_attempts,
     };
-    let mut resource = ResourceClient::new(spec.resource, timeout);
+    // Read before the lock's program starts, which never sees this process's standard input.
+    let secret = read_secret(std::io::stdin()).context("cannot read the run's secret")?;
+    let mut resource = ResourceClient::new(spec.resource, timeout, secret);
     let recorder = Recorder::new(
         std::io::stdout(),
         spec.run_clock(),

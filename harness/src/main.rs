@@ -11,6 +11,7 @@ use clap::Parser;
 
 use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
+use lockpick::terminal_text::neutral;
 use lockpick::{
     bench, clean, client, compare, report, resource, run, say, store, summary, tell, terminal,
 };
@@ -33,11 +34,11 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(|| dispatch(cli)) {
         Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(e)) if e.downcast_ref::<BadInput>().is_some() => {
-            tell!("lockpick: {e}");
+            tell!("lockpick: {}", neutral(&e.to_string()));
             ExitCode::from(EXIT_BAD_INPUT)
         }
         Ok(Err(e)) => {
-            tell!("lockpick: error: {e:#}");
+            tell!("lockpick: error: {}", neutral(&format!("{e:#}")));
             ExitCode::from(EXIT_CRASH)
         }
         Err(_) => ExitCode::from(EXIT_CRASH),
@@ -51,7 +52,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let config = RunConfig::from_args(&args, std::env::args().collect())?;
             let interrupt = interrupt_on_signals()?;
             let finished = run::run(&config, interrupt)?;
-            terminal::print(&summary::render(&finished.results));
+            terminal::print(&neutral(&summary::render(&finished.results)));
             say!("  store: {}", finished.dir.display());
             for crash in &finished.crashed_clients {
                 say!("  warning: {crash}");
@@ -121,7 +122,7 @@ fn check(args: &CheckArgs) -> Result<u8> {
     if args.json {
         say!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        terminal::print(&summary::render(&results));
+        terminal::print(&neutral(&summary::render(&results)));
         if !results.incomplete.is_empty() {
             let shown: Vec<String> = results
                 .incomplete

@@ -129,7 +129,8 @@ impl RunPrefix {
         lock.write_all(me.record().as_bytes())
             .with_context(|| format!("cannot write {:?}", self.lock_path))?;
         let record = controller_path(&self.name);
-        fs::write(&record, me.record()).with_context(|| format!("cannot write {record:?}"))
+        crate::safe_write::write_new(&record, me.record())
+            .with_context(|| format!("cannot write {record:?}"))
     }
 
     /// A private /24 for this run, `10.x.y.0/24`, drawn from the prefix. It exists only inside
@@ -143,6 +144,7 @@ impl RunPrefix {
 impl Drop for RunPrefix {
     fn drop(&mut self) {
         let _ = fs::remove_file(controller_path(&self.name));
+        let _ = fs::remove_file(made_path(&self.name));
         let _ = fs::remove_file(&self.lock_path);
     }
 }
@@ -154,6 +156,42 @@ pub fn lock_path(prefix: &str) -> PathBuf {
 /// The second record of a run's controller, beside its lock file.
 pub fn controller_path(prefix: &str) -> PathBuf {
     PathBuf::from(RUN_DIR).join(format!("{prefix}.controller"))
+}
+
+/// The record of what a run made, beside its lock file: one line per thing (`namespace <name>`,
+/// `container <name>`, `scratch`), each written before the thing is made, so that `clean`
+/// removes what the run made and nothing else that merely carries its prefix.
+pub fn made_path(prefix: &str) -> PathBuf {
+    PathBuf::from(RUN_DIR).join(format!("{prefix}.made"))
+}
+
+/// Notes, before making it, that the run of `prefix` makes `what` (`namespace lkp…-n1`).
+pub fn record_made(prefix: &str, what: &str) -> Result<()> {
+    let path = made_path(prefix);
+    let mut record =
+        crate::safe_write::append(&path).with_context(|| format!("cannot write {path:?}"))?;
+    writeln!(record, "{what}").with_context(|| format!("cannot write {path:?}"))
+}
+
+/// What the run of `prefix` recorded making; empty if it recorded nothing (or the record is not
+/// a regular file of this user's).
+pub fn made(prefix: &str) -> std::collections::BTreeSet<String> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let mut text = String::new();
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits() | nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(made_path(prefix));
+    if let Ok(file) = opened {
+        let mine = file
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.uid() == nix::unistd::geteuid().as_raw());
+        if mine {
+            let _ = file.take(1 << 20).read_to_string(&mut text);
+        }
+    }
+    text.lines().map(str::to_string).collect()
 }
 
 /// Why a run counts as alive, for `clean` to say; `None` if nothing says it is.

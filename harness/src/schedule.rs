@@ -83,8 +83,7 @@ impl Schedule {
     }
 
     pub fn load(path: &Path) -> Result<Schedule> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| bad(format!("cannot read --schedule {}: {e}", path.display())))?;
+        let text = crate::bad_input::read_input_file("--schedule", path)?;
         serde_json::from_str(&text).map_err(|e| {
             bad(format!(
                 "--schedule {} is not a schedule: {e}",
@@ -95,7 +94,8 @@ impl Schedule {
 
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)? + "\n";
-        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+        crate::safe_write::replace(path, text)
+            .with_context(|| format!("cannot write {}", path.display()))
     }
 
     /// The nemeses the schedule uses, in a stable order; an unknown name is bad input.

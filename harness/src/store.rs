@@ -42,6 +42,18 @@ pub fn check_writable(store: &Path, name: &str) -> Result<()> {
             )));
         }
     }
+    if group
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err(bad(format!(
+            "--store {shown}: {} is a link, and lockpick follows no link inside its store",
+            group.display()
+        )));
+    }
+    if let Some(why) = crate::folder_trust::changeable_by_others(&group) {
+        return Err(bad(format!("--store {shown}: {why}")));
+    }
     for link in [store.join("latest"), group.join("latest")] {
         if link
             .symlink_metadata()
@@ -101,6 +113,14 @@ pub fn create_run_dir(store: &Path, name: &str, files: &[(&str, String)]) -> Res
             group.display()
         ))
     })?;
+    // Made a link since it was checked: nothing is created through it.
+    if !group.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(bad(format!(
+            "--store {}: {} is a link or not a folder",
+            store.display(),
+            group.display()
+        )));
+    }
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let mut attempt = 0;
     let dir = loop {
@@ -144,7 +164,7 @@ fn fill(store: &Path, name: &str, dir: &Path, files: &[(&str, String)]) -> Resul
     fs::create_dir(&logs).map_err(|e| failed(&logs, e))?;
     for (file, contents) in files {
         let path = dir.join(file);
-        fs::write(&path, contents).map_err(|e| failed(&path, e))?;
+        crate::safe_write::write_new(&path, contents).map_err(|e| failed(&path, e))?;
     }
     let leaf = dir.file_name().expect("has a name");
     point_latest(&store.join(name).join("latest"), Path::new(leaf)).map_err(bad)?;
@@ -172,13 +192,22 @@ fn remove_empty(folders: &[PathBuf]) {
 /// Replaces a `latest` link atomically (a new link, renamed over the old one). The error is one
 /// line naming the link.
 fn point_latest(link: &Path, target: &Path) -> std::result::Result<(), String> {
-    // Unique per process and call: runs of one `compare` update the same links at once.
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let temporary = link.with_extension(format!("new-{}-{n}", std::process::id()));
-    let _ = fs::remove_file(&temporary);
-    symlink(target, &temporary)
-        .map_err(|e| format!("cannot create the link {}: {e}", temporary.display()))?;
+    // A random name, made exclusively (a link is never created over anything): runs of one
+    // `compare` update the same links at once, and nothing planted there is removed.
+    let temporary = loop {
+        let suffix: u64 = rand::random();
+        let temporary = link.with_extension(format!("new-{suffix:016x}"));
+        match symlink(target, &temporary) {
+            Ok(()) => break temporary,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(format!(
+                    "cannot create the link {}: {e}",
+                    temporary.display()
+                ))
+            }
+        }
+    };
     fs::rename(&temporary, link).map_err(|e| {
         let _ = fs::remove_file(&temporary);
         format!("cannot update the link {}: {e}", link.display())

@@ -112,13 +112,13 @@ fn gate_mark(gate: &Gate) -> &'static str {
     }
 }
 
+/// Foreign text, cut to its first `STORY_CHARS` characters and escaped as markdown text.
 fn shorten(text: &str) -> String {
-    let text = text.replace('|', "\\|").replace('\n', " ");
     if text.chars().count() <= STORY_CHARS {
-        return text;
+        return crate::markdown_text::escape(text);
     }
     let cut: String = text.chars().take(STORY_CHARS).collect();
-    format!("{cut}…")
+    format!("{}…", crate::markdown_text::escape(&cut))
 }
 
 fn cell_name(c: &SummaryCell) -> String {
@@ -328,12 +328,9 @@ pub fn runs_publish_step_summary(on: bool) {
 
 /// Writes `summary.md` into `dir` and appends it to `$GITHUB_STEP_SUMMARY` when that is set.
 pub fn publish(dir: &Path, markdown: &str) -> Result<()> {
-    std::fs::write(dir.join(SUMMARY), markdown).context("cannot write summary.md")?;
+    crate::safe_write::replace(&dir.join(SUMMARY), markdown).context("cannot write summary.md")?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
+        let mut file = crate::safe_write::append(Path::new(&path))
             .with_context(|| format!("cannot open $GITHUB_STEP_SUMMARY ({path:?})"))?;
         writeln!(file, "{markdown}").context("cannot append to $GITHUB_STEP_SUMMARY")?;
     }
@@ -364,7 +361,7 @@ pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()
     if RUNS_PUBLISH_STEP_SUMMARY.load(Ordering::SeqCst) {
         publish(dir, &markdown)
     } else {
-        std::fs::write(dir.join(SUMMARY), markdown).context("cannot write summary.md")
+        crate::safe_write::replace(&dir.join(SUMMARY), markdown).context("cannot write summary.md")
     }
 }
 

@@ -32,6 +32,33 @@ pub struct AccessReply {
     pub reason: Option<String>,
 }
 
+/// The first line on every connection of lockpick's own (its workers and its final read): the
+/// run's secret, which the resource was given on its standard input and each worker on its own.
+/// Client programs are never given it, so an access from one, straight to the resource, is
+/// told apart from a worker's and refused, instead of being recorded under a client's name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkerHello {
+    pub worker: String,
+}
+
+impl WorkerHello {
+    /// The hello as a line, newline included.
+    pub fn line(secret: &str) -> String {
+        let hello = WorkerHello {
+            worker: secret.to_string(),
+        };
+        serde_json::to_string(&hello).expect("a hello serializes") + "\n"
+    }
+}
+
+/// Reads the run's secret, the first line of standard input (the controller writes it there
+/// and closes it), bounded in length.
+pub fn read_secret(input: impl std::io::Read) -> std::io::Result<String> {
+    let mut line = String::new();
+    BufReader::new(std::io::Read::take(input, 256)).read_line(&mut line)?;
+    Ok(line.trim().to_string())
+}
+
 /// The harness's last look at the resource, after the clients have stopped. Not an access:
 /// the resource does not record it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,14 +77,19 @@ pub struct ResourceClient {
     address: SocketAddr,
     timeout: Duration,
     connection: Option<BufReader<TcpStream>>,
+    secret: String,
+    /// The hello goes first on each connection, with its first request.
+    connection_is_new: bool,
 }
 
 impl ResourceClient {
-    pub fn new(address: SocketAddr, timeout: Duration) -> ResourceClient {
+    pub fn new(address: SocketAddr, timeout: Duration, secret: String) -> ResourceClient {
         ResourceClient {
             address,
             timeout,
             connection: None,
+            secret,
+            connection_is_new: false,
         }
     }
 
@@ -75,6 +107,7 @@ impl ResourceClient {
                         return Outcome::Fail(format!("cannot reach the resource: {e}"));
                     }
                     self.connection = Some(BufReader::new(stream));
+                    self.connection_is_new = true;
                 }
                 Err(e) => return Outcome::Fail(format!("cannot reach the resource: {e}")),
             }
@@ -82,6 +115,10 @@ impl ResourceClient {
         let connection = self.connection.as_mut().expect("just set");
         let mut line = serde_json::to_string(request).expect("requests serialize");
         line.push('\n');
+        if self.connection_is_new {
+            line.insert_str(0, &WorkerHello::line(&self.secret));
+            self.connection_is_new = false;
+        }
         let mut reply = String::new();
         let exchanged = connection
             .get_mut()

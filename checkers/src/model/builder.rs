@@ -5,7 +5,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::values::{parse, AccessValue, ClientValue, FaultValue, RenewValue};
+use super::values::{
+    in_range, lease_in_range, parse, AccessValue, ClientValue, FaultValue, RenewValue,
+};
 use super::{Access, AcquireAttempt, FaultWindow, FinalState, Hold, Lease, Model};
 use crate::history::{Malformed, Op, OpType, Process, F};
 use crate::record::{Record, Who};
@@ -60,6 +62,7 @@ impl Builder {
 
     /// Adds the next line of the history, decoded in place.
     pub fn push_record(&mut self, op: &Record<'_>) -> Result<(), Malformed> {
+        in_range(op.line(), "time", op.time)?;
         self.model.operations += 1;
         self.model.end = self.model.end.max(op.time);
         match &op.process {
@@ -135,6 +138,23 @@ impl Builder {
             ));
         }
         let value: ClientValue = parse(op)?;
+        if let Some(lease) = &value.lease {
+            lease_in_range(line, lease)?;
+        }
+        in_range(line, "granted_after", value.granted_after.unwrap_or(0))?;
+        // A client's operations come one after another, timed on one clock: its times never go
+        // back (its background renewals aside).
+        if let Some(last) = self.pending.get(&p).filter(|last| last.time > op.time) {
+            return Err(Malformed::at(
+                line,
+                format!(
+                    "client {p}'s time goes back: {} ns after {} ns at line {}",
+                    op.time,
+                    last.time,
+                    line_of_index(last.index)
+                ),
+            ));
+        }
         if op.kind == OpType::Invoke {
             if let Some(open) = self.pending.get(&p).filter(|open| open.open) {
                 return Err(Malformed::at(
@@ -190,6 +210,7 @@ impl Builder {
             self.model.answered_unknown += 1;
         }
         let (invoked_f, invoked_at, invoked_index) = (invoke.f, invoke.time, invoke.index);
+        (invoke.time, invoke.index) = (op.time, op.index);
         if invoked_f != op.f || invoke.acquisition != value.acquisition {
             return Err(Malformed::at(
                 line,
@@ -260,6 +281,7 @@ impl Builder {
             ));
         }
         let value: RenewValue = parse(op)?;
+        lease_in_range(line, &value.lease)?;
         let hold = match self.model.hold_index.get(&*value.acquisition) {
             Some(&i) if self.model.holds[i].process == p => &mut self.model.holds[i],
             _ => {
@@ -300,7 +322,9 @@ impl Builder {
                 model.run_end = Some(parse(op)?);
             }
             (Process::HARNESS, F::FinalRead) if op.kind == OpType::Ok => {
-                model.final_state = Some(parse::<FinalState>(op)?);
+                let state = parse::<FinalState>(op)?;
+                in_range(line, "applied", state.applied)?;
+                model.final_state = Some(state);
             }
             (Process::HARNESS, F::FinalRead) => {
                 let value: Value = parse(op)?;
@@ -310,6 +334,21 @@ impl Builder {
                     None => "no reason given".to_string(),
                 };
                 model.final_read_error = Some(error);
+            }
+            (Process::RESOURCE, F::Access) if op.kind == OpType::Info => {
+                // A request from outside lockpick's workers, refused unapplied.
+                let value: Value = parse(op)?;
+                if value.get("foreign") != Some(&Value::Bool(true)) {
+                    return Err(Malformed::at(
+                        line,
+                        "a resource access is ok or fail, or info when foreign",
+                    ));
+                }
+                model.foreign_accesses += 1;
+                if model.first_foreign.is_none() {
+                    let from = value.get("from").and_then(Value::as_str).unwrap_or("?");
+                    model.first_foreign = Some(from.chars().take(100).collect());
+                }
             }
             (Process::RESOURCE, F::Access) => {
                 let accepted = match op.kind {
@@ -323,6 +362,7 @@ impl Builder {
                     }
                 };
                 let v: AccessValue = parse(op)?;
+                in_range(line, "seq", v.seq)?;
                 model.accesses.push(Access {
                     seq: v.seq,
                     index: op.index,

@@ -194,6 +194,10 @@ pub struct Model {
     pub final_read_error: Option<String>,
     /// How many operations the history holds, the setup line included.
     pub operations: usize,
+    /// Requests the resource refused because they came from outside lockpick's workers.
+    pub foreign_accesses: u64,
+    /// Where the first of them came from.
+    pub first_foreign: Option<String>,
     /// Index into `holds` by acquisition.
     #[serde(skip)]
     pub(crate) hold_index: HashMap<String, usize>,

@@ -78,8 +78,29 @@ pub fn decode_only(op: &Record<'_>) -> Result<(), String> {
         (Who::Named(_), F::Setup) => decode::<super::Setup>(op),
         (Who::Named(_), F::FinalRead) if op.kind == OpType::Ok => decode::<FinalState>(op),
         (Who::Named(_), F::FinalRead) => decode::<Value>(op),
+        (Who::Named(_), F::Access) if op.kind == OpType::Info => decode::<Value>(op),
         (Who::Named(_), F::Access) => decode::<AccessValue>(op),
         (Who::Named(_), F::Start | F::Stop) => decode::<FaultValue>(op),
         (Who::Named(_), _) => Ok(()),
     }
+}
+
+/// The largest time, sequence number or count a history may hold: 2^53, the integers JSON
+/// tools read exactly (as nanoseconds, 104 days). A larger number is no record of a real run,
+/// and sums and successors of numbers below it cannot overflow.
+pub const MAX_NUMBER: u64 = 1 << 53;
+
+pub(super) fn in_range(line: usize, what: &str, number: u64) -> Result<(), Malformed> {
+    if number > MAX_NUMBER {
+        return Err(Malformed::at(
+            line,
+            format!("{what} {number} is out of range (at most 2^53)"),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn lease_in_range(line: usize, lease: &Lease) -> Result<(), Malformed> {
+    in_range(line, "live_until", lease.live_until)?;
+    in_range(line, "expires_by", lease.expires_by.unwrap_or(0))
 }

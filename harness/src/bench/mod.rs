@@ -10,8 +10,6 @@ mod pipeline;
 mod startup;
 mod violations;
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 use serde::Serialize;
 
@@ -27,15 +25,6 @@ struct Figures {
     controller: Option<pipeline::ControllerRow>,
     startup: Option<Vec<startup::StartupRow>>,
     violations: Option<Vec<violations::ViolationRow>>,
-}
-
-/// The scratch folder of one bench, removed when it ends.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 pub fn bench(args: &BenchArgs) -> Result<()> {
@@ -61,10 +50,19 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         return Err(bad("--rounds must be between 1 and 100"));
     }
     let seeds = args.seeds.unwrap_or(if args.quick { 2 } else { 10 });
-    let scratch =
-        Scratch(std::env::temp_dir().join(format!("lockpick-bench-{}", std::process::id())));
-    std::fs::create_dir_all(&scratch.0)?;
-    let dir = scratch.0.as_path();
+    // A folder of its own, created exclusively under a random name with mode 0700 (a
+    // predictable one could be made beforehand by anyone, with links planted in it), removed
+    // when the bench ends.
+    let scratch = tempfile::Builder::new()
+        .prefix("lockpick-bench-")
+        .tempdir()
+        .map_err(|e| {
+            bad(format!(
+                "cannot create a folder in {}: {e}",
+                std::env::temp_dir().display()
+            ))
+        })?;
+    let dir = scratch.path();
     let wanted = |kind| args.what.is_none() || args.what == Some(kind);
     let mut figures = Figures {
         quick: args.quick,
@@ -174,7 +172,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     }
     let json = serde_json::to_string(&figures)?;
     if let Some(path) = &args.json {
-        std::fs::write(path, format!("{json}\n"))?;
+        crate::safe_write::replace(path, format!("{json}\n"))?;
     }
     crate::say!("\n{json}");
     Ok(())

@@ -66,6 +66,7 @@ fn service_name(lock: &dyn Lock) -> &'static str {
 
 fn start_once(lock: &dyn Lock, logs: &std::path::Path) -> Result<Duration> {
     let prefix = RunPrefix::claim()?;
+    crate::run_prefix::record_made(&prefix.name, "scratch")?;
     let scratch = Scratch::create(&prefix.name)?;
     let mut runtime = NetnsRuntime::create(&prefix.name, prefix.subnet())?;
     let mut children = Children::default();

@@ -33,6 +33,10 @@ pub struct CompareArgs {
     /// repeats [default: 1].
     #[arg(long)]
     pub repeat: Option<usize>,
+    /// The most cells the plan may hold: a larger one (a matrix of 10 000 cells runs for
+    /// hours) is refused unless this is raised [default: 100].
+    #[arg(long, default_value_t = 100)]
+    pub max_cells: usize,
     #[command(flatten)]
     pub knobs: CellKnobs,
     #[arg(long, default_value = "store")]

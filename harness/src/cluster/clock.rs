@@ -128,9 +128,8 @@ impl Cluster {
     /// now says so.
     pub fn skew_client(&mut self, slot: &str, offset_ms: i64) -> Result<bool> {
         let file = self.skew_file(slot);
-        let temporary = file.with_extension("new");
-        std::fs::write(&temporary, format!("{offset_ms}\n")).context("cannot write a skew file")?;
-        std::fs::rename(&temporary, &file).context("cannot write a skew file")?;
+        crate::safe_write::replace(&file, format!("{offset_ms}\n"))
+            .context("cannot write a skew file")?;
         Ok(std::fs::read_to_string(&file).is_ok_and(|t| t.trim() == offset_ms.to_string()))
     }
 

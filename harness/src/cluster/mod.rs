@@ -17,7 +17,7 @@ use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use lockpick_workloads::resource_client::{FinalRead, FinalState};
+use lockpick_workloads::resource_client::{FinalRead, FinalState, WorkerHello};
 
 pub use clock::{ClockEvidence, ClockShift};
 pub use network::Links;
@@ -37,6 +37,8 @@ pub struct ClientCommand {
     pub spec: lockpick_workloads::client_spec::ClientSpec,
     pub resource: SocketAddr,
     pub logs: PathBuf,
+    /// The run's secret, which the resource and each worker get on standard input.
+    pub secret: String,
 }
 
 /// A server just restarted.
@@ -188,11 +190,15 @@ impl Cluster {
             .command(&node, &command.program)?
             .arg("client")
             .args(["--spec", &spec.to_json()])
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).with_context(|| format!("cannot create {log:?}"))?)
+            .stderr(
+                crate::safe_write::create_new(&log)
+                    .with_context(|| format!("cannot create {log:?}"))?,
+            )
             .spawn()
             .context("cannot start a client")?;
+        give_secret(&mut child, &command.secret);
         read_ops(
             Role::Client(process),
             child.stdout.take().expect("piped"),
@@ -302,6 +308,7 @@ impl Cluster {
     pub fn final_read(&self) -> Result<FinalState> {
         let node = self.node(crate::runtime::RESOURCE_NODE)?;
         let address = self.client_command.resource;
+        let hello = WorkerHello::line(&self.client_command.secret);
         let (sender, answer) = std::sync::mpsc::channel();
         self.runtime.probe(
             node,
@@ -309,7 +316,7 @@ impl Cluster {
                 let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2))?;
                 stream.set_read_timeout(Some(Duration::from_secs(2)))?;
                 let request = serde_json::to_string(&FinalRead { final_read: true })?;
-                stream.write_all(format!("{request}\n").as_bytes())?;
+                stream.write_all(format!("{hello}{request}\n").as_bytes())?;
                 let mut line = String::new();
                 std::io::BufReader::new(stream).read_line(&mut line)?;
                 let _ = sender.send(serde_json::from_str::<FinalState>(&line)?);
@@ -332,5 +339,14 @@ impl Cluster {
         self.server_links.clear();
         self.scratch.remove();
         self.runtime.teardown()
+    }
+}
+
+/// Writes the run's secret to a child's standard input and closes it: nothing else of the
+/// child's can read it there (unlike its arguments or environment, which /proc shows). A child
+/// that died at once cannot take it: that is for its watcher to report, not an error here.
+pub fn give_secret(child: &mut std::process::Child, secret: &str) {
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(format!("{secret}\n").as_bytes());
     }
 }

@@ -183,8 +183,7 @@ pub struct CellExpectation {
 impl Matrix {
     /// Reads and parses a matrix file; a file that cannot be read or parsed is bad input.
     pub fn read(path: &Path) -> anyhow::Result<Matrix> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| bad(format!("--matrix {}: {e}", path.display())))?;
+        let text = crate::bad_input::read_input_file("--matrix", path)?;
         Matrix::parse(&text).map_err(|e| bad(format!("--matrix {}: {e}", path.display())))
     }
 

@@ -190,10 +190,10 @@ fn write_outputs(
     for note in &notes {
         table.push_str(&format!("\n{note}\n"));
     }
-    std::fs::write(dir.join(TABLE), &table)?;
-    std::fs::write(dir.join(GRID), outputs::page(cells, seed, &dir, &notes))?;
+    crate::safe_write::replace(&dir.join(TABLE), &table)?;
+    crate::safe_write::replace(&dir.join(GRID), outputs::page(cells, seed, &dir, &notes))?;
     let xml = outputs::junit(cells, seed, &dir).context("cannot render junit.xml")?;
-    std::fs::write(dir.join(report::JUNIT), xml)?;
+    crate::safe_write::replace(&dir.join(report::JUNIT), crate::xml_chars::well_formed(xml))?;
     let stored = outputs::Stored {
         seed,
         matrix: plan.from_matrix.as_deref(),
@@ -201,8 +201,8 @@ fn write_outputs(
         exit_code: code,
         cells,
     };
-    std::fs::write(
-        dir.join(JSON),
+    crate::safe_write::replace(
+        &dir.join(JSON),
         serde_json::to_string_pretty(&stored)? + "\n",
     )?;
     let title = format!(

@@ -112,7 +112,10 @@ pub fn table_markdown(cells: &[Cell], seed: u64) -> String {
         "---|".repeat(HEADER.len())
     );
     for cell in cells {
-        let cells: Vec<String> = row(cell).iter().map(|c| c.replace('|', "\\|")).collect();
+        let cells: Vec<String> = row(cell)
+            .iter()
+            .map(|c| crate::markdown_text::escape(c))
+            .collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     out

@@ -109,6 +109,20 @@ pub fn plan(args: &CompareArgs) -> Result<Plan> {
         .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
     crate::store::check_writable(&store, "compare")?;
 
+    let planned = locks
+        .len()
+        .saturating_mul(nemeses.len())
+        .saturating_mul(fencings.len());
+    if planned > args.max_cells {
+        return Err(bad(format!(
+            "the comparison has {planned} cells ({} locks × {} nemeses × {} fencing modes), more \
+             than --max-cells {}: raise it to run them all",
+            locks.len(),
+            nemeses.len(),
+            fencings.len(),
+            args.max_cells
+        )));
+    }
     let mut cells = Vec::new();
     for lock in &locks {
         for nemesis in &nemeses {

@@ -9,7 +9,7 @@
 mod follow;
 mod received;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -31,10 +31,7 @@ pub struct HistoryLog {
 
 impl HistoryLog {
     pub fn create(path: &Path) -> Result<HistoryLog> {
-        let file = OpenOptions::new()
-            .create_new(true)
-            .write(true)
-            .open(path)
+        let file = crate::safe_write::create_new(path)
             .with_context(|| format!("cannot create {path:?}"))?;
         Ok(HistoryLog {
             out: BufWriter::with_capacity(1 << 16, file),

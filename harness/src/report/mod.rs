@@ -30,7 +30,7 @@ use anyhow::{Context, Result};
 use lockpick_checkers::model::Model;
 use lockpick_checkers::Results;
 
-use crate::store;
+use crate::{safe_write, store};
 pub use facts::RunFacts;
 pub use history_facts::HistoryFacts;
 
@@ -74,9 +74,10 @@ pub fn write_run_reports(dir: &Path, loaded: &Loaded) -> Result<()> {
     let facts = RunFacts::gather(dir, &loaded.history);
     let command = fs::read_to_string(dir.join(store::COMMAND)).unwrap_or_default();
     let html = page::render_model(&loaded.model, results, &facts, command.trim());
-    fs::write(dir.join(REPORT), html).context("cannot write the report")?;
+    safe_write::replace(&dir.join(REPORT), html).context("cannot write the report")?;
     let xml = junit::junit(results, &facts).context("cannot render junit.xml")?;
-    fs::write(dir.join(JUNIT), xml).context("cannot write junit.xml")?;
+    safe_write::replace(&dir.join(JUNIT), crate::xml_chars::well_formed(xml))
+        .context("cannot write junit.xml")?;
     Ok(())
 }
 
@@ -84,13 +85,7 @@ pub fn write_run_reports(dir: &Path, loaded: &Loaded) -> Result<()> {
 pub fn write_index(store: &Path) -> Result<()> {
     let page = index::render(store, &index::runs(store)?, &index::compares(store));
     // Written aside and renamed: cells of a `compare` finish at the same time.
-    let temporary = store.join(format!(
-        "{INDEX}.new-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    fs::write(&temporary, page).context("cannot write the store's index")?;
-    fs::rename(&temporary, store.join(INDEX)).context("cannot write the store's index")
+    safe_write::replace(&store.join(INDEX), page).context("cannot write the store's index")
 }
 
 #[cfg(test)]

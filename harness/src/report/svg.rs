@@ -70,7 +70,8 @@ impl Scale {
         ]
         .into_iter()
         .find(|s| total / s <= 30.0)
-        .unwrap_or(7200.0);
+        // Whole hours beyond: never more than 30 marks, however long the history says it ran.
+        .unwrap_or_else(|| (total / 30.0 / 3600.0).ceil() * 3600.0);
         let marks = (0..).map(|i| i as f64 * step).take_while(|s| *s <= total);
         html! {
             g class="axis" {

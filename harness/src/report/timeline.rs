@@ -39,7 +39,12 @@ pub fn timeline(model: &Model, violations: &[Violation], clients: Option<u64>) -
     for access in &model.accesses {
         accesses.entry(access.process).or_default().push(access);
     }
-    let lanes: BTreeSet<u64> = (0..clients.unwrap_or(0))
+    // A lane for every client the setup line names, even one that never held the lock; but
+    // no more than a run can have: the page follows what the history holds, not what it claims.
+    let claimed = clients
+        .unwrap_or(0)
+        .min(u64::from(crate::config::MAX_CLIENTS));
+    let lanes: BTreeSet<u64> = (0..claimed)
         .chain(holds.keys().copied())
         .chain(accesses.keys().copied())
         .collect();

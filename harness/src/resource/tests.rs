@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use lockpick_checkers::model::AccessKind;
 use lockpick_workloads::lock_client::Outcome;
-use lockpick_workloads::resource_client::{AccessRequest, FinalState, ResourceClient};
+use lockpick_workloads::resource_client::{AccessRequest, FinalState, ResourceClient, WorkerHello};
 use lockpick_workloads::RunClock;
 use serde_json::Value;
 
@@ -17,6 +17,7 @@ use super::{serve_on, Resource};
 use crate::cli::Fencing;
 
 const PATIENCE: Duration = Duration::from_secs(10);
+const SECRET: &str = "0123456789abcdef";
 
 /// The resource's standard output, kept in memory.
 #[derive(Clone, Default)]
@@ -46,7 +47,12 @@ impl Records {
 
 fn resource(fencing: Fencing) -> (Resource, Records) {
     let records = Records::default();
-    let resource = Resource::new(fencing, RunClock::start(), Box::new(records.clone()));
+    let resource = Resource::new(
+        fencing,
+        RunClock::start(),
+        Box::new(records.clone()),
+        SECRET.to_string(),
+    );
     (resource, records)
 }
 
@@ -136,7 +142,7 @@ fn concurrent_accesses_are_recorded_in_apply_order_before_each_answer() {
         .map(|process| {
             let records = records.clone();
             thread::spawn(move || {
-                let mut client = ResourceClient::new(address, PATIENCE);
+                let mut client = ResourceClient::new(address, PATIENCE, SECRET.to_string());
                 for attempt in 0..25i64 {
                     let (op, value) = match attempt % 2 {
                         0 => (AccessKind::Write, process as i64 * 1000 + attempt),
@@ -180,7 +186,8 @@ fn concurrent_accesses_are_recorded_in_apply_order_before_each_answer() {
     // The final read agrees with the records and adds none.
     let mut stream = TcpStream::connect(address).expect("connect");
     stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
-    stream.write_all(b"{\"final_read\":true}\n").expect("ask");
+    let ask = WorkerHello::line(SECRET) + "{\"final_read\":true}\n";
+    stream.write_all(ask.as_bytes()).expect("ask");
     let mut line = String::new();
     BufReader::new(stream).read_line(&mut line).expect("answer");
     let state: FinalState = serde_json::from_str(&line).expect("a final state");
@@ -192,4 +199,85 @@ fn concurrent_accesses_are_recorded_in_apply_order_before_each_answer() {
         }
     );
     assert_eq!(records.ops().len(), 100);
+}
+
+/// One request line on a fresh connection (after `first`, if given); the answer, if any came.
+fn exchange(address: SocketAddr, first: Option<&str>, request: &str) -> String {
+    let mut stream = TcpStream::connect(address).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let mut text = first.map_or(String::new(), |f| format!("{f}\n"));
+    text.push_str(request);
+    text.push('\n');
+    stream.write_all(text.as_bytes()).expect("send");
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line).expect("answer");
+    line
+}
+
+#[test]
+fn only_a_connection_that_opens_with_the_runs_secret_is_served() {
+    let (resource, records) = resource(Fencing::Off);
+    let address = serve_in_background(resource);
+    let write = serde_json::to_string(&access(1, None, AccessKind::Write, 4242)).unwrap();
+    // A client program writing straight to the resource, under client 1's acquisition: with
+    // no hello, with a guessed one, with an empty one.
+    for first in [
+        None,
+        Some("{\"worker\":\"guess\"}"),
+        Some("{\"worker\":\"\"}"),
+    ] {
+        let reply = exchange(address, first, &write);
+        assert!(reply.contains("not one of lockpick's workers"), "{reply}");
+    }
+    let final_read = exchange(address, None, "{\"final_read\":true}");
+    assert!(final_read.contains("refused"), "{final_read}");
+    // Each refused request is recorded as foreign (a wrong hello too), none as an access.
+    let ops = records.ops();
+    assert!(ops.len() >= 4, "{ops:?}");
+    for op in &ops {
+        assert_eq!(op["type"], "info");
+        assert_eq!(op["value"]["foreign"], true);
+        assert!(op["value"]["from"]
+            .as_str()
+            .unwrap()
+            .starts_with("127.0.0.1:"));
+        assert!(op["value"].get("seq").is_none());
+    }
+    // lockpick's own worker is served, and nothing of the foreign writes was applied.
+    let mut worker = ResourceClient::new(address, PATIENCE, SECRET.to_string());
+    let read = worker.access(&access(2, None, AccessKind::Read, 0));
+    assert_eq!(read, Outcome::Ok(0));
+    let ops = records.ops();
+    assert_eq!(ops.last().unwrap()["value"]["seq"], 1);
+    assert_eq!(ops.iter().filter(|op| op["type"] != "info").count(), 1);
+}
+
+#[test]
+fn a_request_line_without_end_ends_its_connection_not_the_resource() {
+    let (resource, records) = resource(Fencing::Off);
+    let address = serve_in_background(resource);
+    let mut endless = TcpStream::connect(address).expect("connect");
+    endless.set_write_timeout(Some(PATIENCE)).expect("timeout");
+    endless.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    // A line of 1 MiB: the resource drops the connection after its bound, unanswered (the
+    // kernel's buffers may take some of it after that, or refuse it).
+    let chunk = vec![b'x'; 64 << 10];
+    for _ in 0..16 {
+        if endless.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    let _ = endless.write_all(b"\n");
+    let mut answer = String::new();
+    let read = BufReader::new(endless).read_line(&mut answer);
+    assert!(
+        matches!(read, Ok(0) | Err(_)),
+        "a 1 MiB line was read and answered: {answer}"
+    );
+    let mut worker = ResourceClient::new(address, PATIENCE, SECRET.to_string());
+    assert_eq!(
+        worker.access(&access(2, None, AccessKind::Read, 0)),
+        Outcome::Ok(0)
+    );
+    assert_eq!(records.ops().len(), 1);
 }

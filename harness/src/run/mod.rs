@@ -13,7 +13,6 @@ mod preflight;
 mod progress;
 mod setup;
 
-use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -112,8 +111,8 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         },
         results: &loaded.results,
     };
-    fs::write(
-        dir.join(store::RESULTS),
+    crate::safe_write::write_new(
+        &dir.join(store::RESULTS),
         serde_json::to_string_pretty(&run_results)? + "\n",
     )?;
     crate::report::write_run_reports(&dir, &loaded)?;

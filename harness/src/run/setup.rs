@@ -34,6 +34,7 @@ const RESOURCE_PORT: u16 = 7000;
 
 pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workload> {
     let logs = dir.join(store::LOGS);
+    crate::run_prefix::record_made(&prefix.name, "scratch")?;
     let scratch = Scratch::create(&prefix.name)?;
     let mut service = config.lock.service();
     let shape = config.shape();
@@ -144,14 +145,18 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         .args(["--listen", &resource.to_string()])
         .args(["--fencing", config.fencing.name()])
         .args(["--origin-ns", &clock.origin_ns().to_string()])
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(
-            std::fs::File::create(&resource_log)
+            crate::safe_write::create_new(&resource_log)
                 .with_context(|| format!("cannot create {resource_log:?}"))?,
         )
         .spawn()
         .context("cannot start the resource")?;
+    // Drawn fresh for each run, never from its seed: client programs must not be able to
+    // know it.
+    let secret = format!("{:032x}", rand::random::<u128>());
+    crate::cluster::give_secret(&mut child, &secret);
     read_ops(
         Role::Resource,
         child.stdout.take().expect("piped"),
@@ -203,6 +208,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             spec,
             resource,
             logs,
+            secret,
         },
         events: sender,
     });

@@ -198,6 +198,7 @@ impl Runtime for DockerRuntime {
         args.push(image);
         args.push("infinity".into());
         // Recorded first: a container that was created but failed to start is removed too.
+        crate::run_prefix::record_made(&self.prefix, &format!("container {container}"))?;
         self.containers.push(container.clone());
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         docker(&refs)?;
@@ -224,11 +225,15 @@ impl Runtime for DockerRuntime {
             .with_context(|| format!("cannot open the mount namespace of {}", node.host_name))?;
         let mut command = Command::new(program);
         command.process_group(0);
-        // SAFETY: between fork and exec only async-signal-safe system calls run here (setns,
-        // prctl); nothing allocates. Entering the mount namespace also moves the root and the
-        // working directory to the container's.
+        let cgroup = self.net.cgroup_procs();
+        // SAFETY: between fork and exec only async-signal-safe system calls run here (write,
+        // setns, prctl); nothing allocates. Entering the mount namespace also moves the root and
+        // the working directory to the container's.
         unsafe {
             command.pre_exec(move || {
+                if let Some(procs) = cgroup {
+                    crate::run_cgroup::enter(procs)?;
+                }
                 setns(&network, CloneFlags::CLONE_NEWNET)?;
                 setns(&mounts, CloneFlags::CLONE_NEWNS)?;
                 nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
@@ -318,15 +323,22 @@ pub fn leftover_containers() -> Vec<(String, String)> {
     if crate::program::find_program("docker").is_none() {
         return Vec::new();
     }
-    let format = format!("{{{{.Names}}}} {{{{.Label \"{PREFIX_LABEL}\"}}}}");
+    // The label is whatever the container's creator wrote, newlines included: it comes as JSON.
+    let format = format!("{{{{.Names}}}} {{{{json (.Label \"{PREFIX_LABEL}\")}}}}");
     let filter = format!("label={PREFIX_LABEL}");
     let Ok(listing) = docker(&["ps", "--all", "--filter", &filter, "--format", &format]) else {
         return Vec::new();
     };
+    parse_leftovers(&listing)
+}
+
+/// (label, name) of each line of `docker ps` as `leftover_containers` asks for it. The label is
+/// not checked here: `clean` decides what counts as a run's.
+pub(crate) fn parse_leftovers(listing: &str) -> Vec<(String, String)> {
     listing
         .lines()
         .filter_map(|line| line.split_once(' '))
-        .map(|(name, prefix)| (prefix.to_string(), name.to_string()))
+        .filter_map(|(name, label)| Some((serde_json::from_str(label).ok()?, name.to_string())))
         .collect()
 }
 

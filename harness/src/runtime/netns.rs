@@ -16,6 +16,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
+use crate::run_cgroup::{self, RunCgroup};
 
 /// The catalogue entry: `--runtime netns`.
 pub struct Netns;
@@ -54,6 +55,8 @@ pub struct NetnsRuntime {
     /// Namespaces created so far, the switch first.
     namespaces: Vec<String>,
     nodes: Vec<Node>,
+    /// Where every process it starts goes, so that none outlives the run.
+    cgroup: Option<RunCgroup>,
 }
 
 impl NetnsRuntime {
@@ -66,7 +69,9 @@ impl NetnsRuntime {
             switch: switch.clone(),
             namespaces: Vec::new(),
             nodes: Vec::new(),
+            cgroup: RunCgroup::create(prefix)?,
         };
+        crate::run_prefix::record_made(prefix, &format!("namespace {switch}"))?;
         ip(&["netns", "add", &switch])?;
         runtime.namespaces.push(switch.clone());
         ip(&[
@@ -91,10 +96,14 @@ impl Runtime for NetnsRuntime {
         let namespace = open_namespace(&node.host_name)?;
         let mut command = Command::new(program);
         command.process_group(0);
-        // SAFETY: between fork and exec only async-signal-safe system calls run here (setns,
-        // prctl); nothing allocates.
+        let cgroup = self.cgroup_procs();
+        // SAFETY: between fork and exec only async-signal-safe system calls run here (write,
+        // setns, prctl); nothing allocates.
         unsafe {
             command.pre_exec(move || {
+                if let Some(procs) = cgroup {
+                    run_cgroup::enter(procs)?;
+                }
                 setns(&namespace, CloneFlags::CLONE_NEWNET)?;
                 nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
                 Ok(())
@@ -116,6 +125,10 @@ impl Runtime for NetnsRuntime {
 
     fn teardown(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
+        // Every descendant at once, wherever it went; then the namespaces, now empty.
+        if let Some(cgroup) = self.cgroup.take() {
+            drop(cgroup);
+        }
         for ns in self.namespaces.drain(..).rev() {
             kill_everything_in(&ns);
             if let Err(e) = ip(&["netns", "del", &ns]) {
@@ -128,6 +141,11 @@ impl Runtime for NetnsRuntime {
 }
 
 impl NetnsRuntime {
+    /// The run's cgroup, for a command to enter between fork and exec.
+    pub fn cgroup_procs(&self) -> Option<std::os::fd::RawFd> {
+        self.cgroup.as_ref().map(RunCgroup::procs)
+    }
+
     /// Adds a node whose namespace `make_namespace` creates under the node's host name (a
     /// fresh one, or another runtime's attached by name), and wires it to the switch.
     pub fn add_node_in(
@@ -146,6 +164,7 @@ impl NetnsRuntime {
             ip: Ipv4Addr::new(a, b, c, host as u8),
         };
         let ns = node.host_name.as_str();
+        crate::run_prefix::record_made(&self.prefix, &format!("namespace {ns}"))?;
         make_namespace(ns)?;
         self.namespaces.push(ns.to_string());
         let port = format!("v{host}");

@@ -172,6 +172,7 @@ impl Bench {
                 },
                 resource,
                 logs: folder.path().to_path_buf(),
+                secret: "test".to_string(),
             },
             events,
         });

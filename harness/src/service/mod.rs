@@ -107,10 +107,7 @@ impl Launch {
     }
 
     pub fn spawn(&self, runtime: &dyn Runtime) -> Result<std::process::Child> {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.log)
+        let log = crate::safe_write::append(&self.log)
             .with_context(|| format!("cannot open {}", self.log.display()))?;
         runtime
             .server_command(&self.node, &self.program)?

@@ -121,9 +121,9 @@ impl LockService for ZookeeperService {
         for (i, node) in setup.nodes.iter().enumerate() {
             let dir = setup.scratch.join(format!("zookeeper-{}", node.name));
             fs::create_dir_all(dir.join("data"))?;
-            fs::write(dir.join("data/myid"), format!("{}\n", i + 1))?;
+            crate::safe_write::write_new(&dir.join("data/myid"), format!("{}\n", i + 1))?;
             let config = dir.join("zoo.cfg");
-            fs::write(
+            crate::safe_write::write_new(
                 &config,
                 format!(
                     "tickTime={TICK_MS}\ninitLimit=20\nsyncLimit=10\ndataDir={}\n\

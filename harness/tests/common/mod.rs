@@ -2,6 +2,8 @@
 //! against real servers, each in its own store folder, and check what happened.
 #![allow(dead_code)]
 
+pub mod engine;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -149,6 +151,24 @@ pub fn assert_prefix_gone(prefix: &str) {
     assert!(!Path::new(&lock).exists(), "{lock} left behind");
     let scratch = format!("/dev/shm/{prefix}");
     assert!(!Path::new(&scratch).exists(), "{scratch} left behind");
+    if let Some(cgroup) = run_cgroup(prefix) {
+        assert!(!cgroup.exists(), "{cgroup:?} left behind");
+    }
+    let made = format!("/run/lockpick/{prefix}.made");
+    assert!(!Path::new(&made).exists(), "{made} left behind");
+}
+
+/// Where a run of this test's would put its cgroup: `<cgroup v2 mount><own cgroup>/<prefix>`.
+fn run_cgroup(prefix: &str) -> Option<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mount = mountinfo.lines().find_map(|line| {
+        let (mount, fs) = line.split_once(" - ")?;
+        fs.starts_with("cgroup2 ")
+            .then(|| mount.split_whitespace().nth(4).map(PathBuf::from))?
+    })?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let relative = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(mount.join(relative.trim_start_matches('/')).join(prefix))
 }
 
 pub fn namespaces_with(prefix: &str) -> Vec<String> {
