@@ -1,6 +1,7 @@
 //! Crafted histories and inflated claims: malformed, never a verdict; a report bounded by what
 //! the history holds.
 
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -179,6 +180,15 @@ fn a_report_is_sized_by_what_the_history_holds_not_by_what_it_claims() {
             with(11, "time", &u64::MAX.to_string()),
         ),
         ("a time at 2^53", with(11, "time", "9007199254740992")),
+        // Characters XML forbids, as a server version (a --server-bin build may report one).
+        (
+            "U+FFFE and U+FFFF in a version",
+            with(
+                0,
+                "value/server_versions",
+                r#"{"redis":"7.0\ufffe\uffff\u0001"}"#,
+            ),
+        ),
     ];
     for (name, text) in claims {
         let dir = tempfile::tempdir().unwrap();
@@ -198,6 +208,16 @@ fn a_report_is_sized_by_what_the_history_holds_not_by_what_it_claims() {
         assert!(page < 1 << 20, "{name}: a page of {page} bytes");
         let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
         quick_xml_reads(&junit);
+        let xmllint = Command::new("xmllint")
+            .arg("--noout")
+            .arg(dir.path().join("junit.xml"))
+            .output()
+            .expect("xmllint runs (Debian package libxml2-utils)");
+        assert!(
+            xmllint.status.success(),
+            "{name}: junit.xml is not XML: {}",
+            String::from_utf8_lossy(&xmllint.stderr)
+        );
     }
 }
 
