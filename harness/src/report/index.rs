@@ -29,8 +29,8 @@ pub struct StoredRun {
     pub fencing: String,
     pub seed: Option<u64>,
     /// Overlapping holders, stale writes accepted, stale reads, grants under a live lease, token
-    /// violations.
-    pub counts: [u64; 5],
+    /// violations, jams.
+    pub counts: [u64; 6],
 }
 
 /// One finished comparison in the store.
@@ -82,6 +82,7 @@ impl StoredRun {
                 count(&results["overlapping_holders"]["granted_under_live_lease"]),
                 count(&results["token_violations"]["reused"])
                     + count(&results["token_violations"]["went_backwards"]),
+                count(&results["liveness"]["jams"]),
             ],
         }
     }
@@ -195,6 +196,7 @@ pub fn render(store: &Path, runs: &[StoredRun], compares: &[StoredCompare]) -> S
                         th { "seed" } th { "verdict" } th { "overlapping holders" }
                         th { "stale writes accepted" } th { "stale reads" }
                         th { "grants under a live lease" } th { "token violations" }
+                        th { "jams" }
                     }
                     @for run in runs {
                         tr data-lock=(run.lock) data-nemesis=(run.nemesis)
@@ -256,6 +258,7 @@ mod tests {
             "stale_accesses": {"stale_writes": 3},
             "stale_reads_accepted": 4,
             "token_violations": {"reused": 1, "went_backwards": 2},
+            "liveness": {"jams": [{}]},
         })
         .to_string();
         fs::write(dir.join(store::RESULTS), results).unwrap();
@@ -283,7 +286,10 @@ mod tests {
         assert_eq!(names, ["redis-pause-holder", "redis-none"]);
         assert_eq!(runs[0].nemesis, "pause-holder");
         assert_eq!(runs[1].nemesis, "none");
-        assert_eq!((runs[0].seed, runs[0].counts), (Some(52), [2, 3, 4, 1, 3]));
+        assert_eq!(
+            (runs[0].seed, runs[0].counts),
+            (Some(52), [2, 3, 4, 1, 3, 1])
+        );
         let page = render(store.path(), &runs, &[]);
         assert!(page.contains(r#"<a href="redis-pause-holder/20250102T000000.000Z/report.html">"#));
         assert!(page.contains(r#"<td class="invalid">invalid</td>"#));
