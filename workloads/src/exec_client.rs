@@ -173,7 +173,9 @@ impl ExecClient {
             }
         };
         let period = self.ttl / 3;
-        self.watchdog = Some(Watchdog::start(lease, period, period, on_renewal, renew));
+        self.watchdog = Some(Watchdog::start(
+            self.clock, lease, period, period, on_renewal, renew,
+        ));
     }
 }
 
