@@ -15,7 +15,7 @@ use crate::clock::RunClock;
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome};
-use crate::redis_node::{set_after, RedisNode};
+use crate::redis_node::{expires_by, set_after, RedisNode};
 use crate::redlock::{drift, on_every_node, quorum};
 
 pub struct RslockLock {
@@ -78,10 +78,14 @@ impl RslockLock {
     /// so it set the key TTL minus that before it counted. The grant needed a quorum of sets,
     /// so with answers from enough nodes to meet every quorum (n − quorum + 1), the earliest of
     /// their sets is a lower bound of the grant.
-    fn granted_after(&mut self, value: &[u8], invoke: u64) -> Option<u64> {
+    ///
+    /// When every node answered, the latest of their counts also bounds the lease's end: no
+    /// other node holds our value, and rslock's requests have all returned.
+    fn servers_say(&mut self, value: &[u8], invoke: u64) -> ServersSay {
         let (key, ttl_ms) = (self.key.as_bytes(), self.ttl.as_millis() as u64);
         let sent = self.clock.now();
         let answers = on_every_node(&mut self.probes, |node| node.remaining_if_equal(key, value));
+        let answered = self.clock.now();
         let remaining: Vec<u64> = answers
             .iter()
             .filter_map(|a| match a {
@@ -90,15 +94,30 @@ impl RslockLock {
             })
             .collect();
         let n = answers.len();
-        if remaining.len() < n - quorum(n) + 1 {
-            return None;
-        }
-        let earliest = remaining
+        let all_answered = answers.iter().all(|a| matches!(a, Outcome::Ok(_)));
+        let expires_by = remaining
+            .iter()
+            .map(|r| expires_by(answered, *r))
+            .max()
+            .filter(|_| all_answered);
+        let granted_after = remaining
             .iter()
             .map(|r| set_after(sent, ttl_ms, *r))
-            .min()?;
-        Some(earliest.max(invoke))
+            .min()
+            .filter(|_| remaining.len() > n - quorum(n))
+            .map(|earliest| earliest.max(invoke));
+        ServersSay {
+            granted_after,
+            expires_by,
+        }
     }
+}
+
+/// What the servers said of a grant rslock made: when it was granted at the earliest, and when
+/// its lease ends at the latest.
+struct ServersSay {
+    granted_after: Option<u64>,
+    expires_by: Option<u64>,
 }
 
 impl LockClient for RslockLock {
@@ -108,9 +127,13 @@ impl LockClient for RslockLock {
         let attempt = async move { tokio::time::timeout(wait, manager.acquire(key, ttl)).await };
         match self.runtime.block_on(attempt) {
             Ok(Ok(guard)) => {
-                let lease =
+                let mut lease =
                     Lease::set_between(invoke, self.clock.now(), ttl, drift(ttl), drift(ttl));
-                let granted_after = self.granted_after(&guard.lock.val, invoke);
+                let said = self.servers_say(&guard.lock.val, invoke);
+                let granted_after = said.granted_after;
+                if let Some(expires_by) = said.expires_by {
+                    lease.expires_by = Some(expires_by);
+                }
                 let handle = guard.lock.val.iter().map(|b| format!("{b:02x}")).collect();
                 let ours = Lock {
                     resource: guard.lock.resource.clone(),
