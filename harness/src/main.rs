@@ -83,10 +83,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             say!("{}", args.run.join(report::REPORT).display());
             Ok(0)
         }
-        Command::Bench(args) => {
-            bench::bench(&args)?;
-            Ok(0)
-        }
+        Command::Bench(args) => bench::bench(&args),
         Command::Client(args) => {
             client::run(&args)?;
             Ok(0)

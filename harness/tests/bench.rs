@@ -80,3 +80,28 @@ fn the_quick_bench_prints_every_section() {
         assert!(stdout.contains(title), "no {title} table:\n{stdout}");
     }
 }
+
+#[test]
+fn the_stability_bench_counts_the_runs_off_their_expectation() {
+    let output = lockpick()
+        .args(["bench", "stability", "--quick", "--seeds", "1"])
+        .output()
+        .expect("lockpick runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    let figures: Value = serde_json::from_str(last).expect("the last line is JSON");
+    let rows = figures["stability"].as_array().expect("stability figures");
+    assert_eq!(
+        rows.len(),
+        10,
+        "5 locks, with and without pause-holder: {stdout}"
+    );
+    let off: u64 = rows.iter().map(|r| r["off"].as_u64().unwrap()).sum();
+    assert!(
+        stdout.contains(&format!("off their expectation: {off} of 10 runs")),
+        "{stdout}"
+    );
+    // Every built-in lock gives its expected answer: the bench prints 0 and exits 0.
+    assert_eq!(off, 0, "{stdout}");
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+}

@@ -129,3 +129,40 @@ fn a_short_op_timeout_does_not_break_redlock_clients() {
     assert!(r.holds() >= 1, "no client ever held the lock: {}", r.stdout);
     assert_nothing_left(&r);
 }
+
+/// A Redis-family lease ends by the server's own count: the key's remaining time (`PTTL`) read
+/// with the `SET` or `PEXPIRE`, plus 1 ms and 0.1 %, after an answer that came before the line
+/// was recorded; never by the TTL plus Redlock's 12 ms drift allowance.
+fn the_lease_ends_by_the_servers_count(lock: &str) {
+    let r = run_line(&format!(
+        "--lock {lock} --nemesis none --work 800ms --ttl 1s --clients 2 --time-limit 6s"
+    ));
+    assert_eq!(r.code, 0, "{lock}:\n{}\n{}", r.stdout, r.stderr);
+    let history = r.history();
+    let leased: Vec<&Value> = history
+        .iter()
+        .filter(|op| op["type"] == "ok" && (op["f"] == "acquire" || op["f"] == "renew"))
+        .collect();
+    assert!(
+        leased.iter().any(|op| op["f"] == "renew"),
+        "{lock}: no renewal"
+    );
+    for op in leased {
+        let expires_by = op["value"]["lease"]["expires_by"].as_u64().unwrap();
+        let recorded = op["time"].as_u64().unwrap();
+        assert!(
+            expires_by <= recorded + 1_002_000_000,
+            "{lock}: a bound past the server's count: {op}"
+        );
+    }
+}
+
+#[test]
+fn redis_leases_end_by_the_servers_count() {
+    the_lease_ends_by_the_servers_count("redis");
+}
+
+#[test]
+fn redlock_leases_end_by_the_servers_count() {
+    the_lease_ends_by_the_servers_count("redlock");
+}

@@ -154,6 +154,7 @@ impl LockClient for EtcdLock {
         let since_grant = Duration::from_nanos(self.clock.now().saturating_sub(granting));
         let (keeper, clock) = (Arc::clone(&self.keeper), self.clock);
         self.watchdog = Some(Watchdog::start(
+            self.clock,
             bounds,
             period.saturating_sub(since_grant),
             period,

@@ -110,14 +110,16 @@ impl ExecClient {
     }
 
     /// Sends one request and waits up to `bound` for its answer, starting the program first
-    /// (and waiting for its hello apart) if it is not running and `start` says so.
+    /// (and waiting for its hello apart) if it is not running and `start` says so. Gives the
+    /// answer and when the request was sent (after any start: a lease the program took is
+    /// live from its request, not from before the program ran).
     fn exchange(
         &self,
         op: &str,
         fields: Value,
         bound: Duration,
         start: bool,
-    ) -> Result<Answer, NoAnswer> {
+    ) -> Result<(Answer, u64), NoAnswer> {
         let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         if shared.session.is_none() {
             if !start {
@@ -132,8 +134,10 @@ impl ExecClient {
             }
         }
         let session = shared.session.as_mut().expect("started above");
+        let sent = self.clock.now();
         session
             .request(op, fields, bound)
+            .map(|answer| (answer, sent))
             .map_err(|breakage| NoAnswer::Lost(shared.broke(&self.shown(), &breakage, op)))
     }
 
@@ -187,17 +191,18 @@ impl ExecClient {
             }
         };
         let period = self.ttl / 3;
-        self.watchdog = Some(Watchdog::start(lease, period, period, on_renewal, renew));
+        self.watchdog = Some(Watchdog::start(
+            self.clock, lease, period, period, on_renewal, renew,
+        ));
     }
 }
 
 impl LockClient for ExecClient {
     fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
-        let invoke = self.clock.now();
         // The program may wait `wait` for the lock, then has the op timeout to answer.
         let fields = json!({ "wait_ms": wait.as_millis() as u64 });
-        let answer = match self.exchange("acquire", fields, wait + self.timeout, true) {
-            Ok(answer) => answer,
+        let (answer, invoke) = match self.exchange("acquire", fields, wait + self.timeout, true) {
+            Ok(sent) => sent,
             Err(NoAnswer::Lost(why)) => return Outcome::Info(why),
             Err(NoAnswer::NotSent(why)) => {
                 // Nothing runs to be asked: wait as an attempt would, rather than spin.
@@ -240,7 +245,7 @@ impl LockClient for ExecClient {
             watchdog.stop();
         }
         match self.exchange("release", json!({}), self.timeout, false) {
-            Ok(answer) => match answer.result {
+            Ok((answer, _)) => match answer.result {
                 Verdict::Ok => Outcome::Ok(()),
                 Verdict::Fail => Outcome::Fail(
                     answer

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::clock::RunClock;
+
 /// What the client knows of its lease, in ns on the run clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Lease {
@@ -72,6 +74,18 @@ pub enum Renewed {
 /// Called with the lease's new bounds after each renewal the watchdog makes.
 pub type OnRenewal = Box<dyn FnMut(Lease) + Send>;
 
+/// A renewal sent once the lease had certainly ended (its process woke from a freeze, say) and
+/// whose outcome is unknown cannot have extended it: a renewal only extends a lease that is
+/// still the client's (a compare-and-extend, a keep-alive of a live lease, a live session). The
+/// lease is lost, and its bounds stay as they were. A renewal the service says succeeded is
+/// reported as it is: the service's word, even if it contradicts the bound.
+pub fn too_late(current: &Lease, sent: u64, renewed: Renewed) -> Renewed {
+    match (renewed, current.expires_by) {
+        (Renewed::Unknown | Renewed::GaveUp, Some(ended)) if sent >= ended => Renewed::Lost,
+        (renewed, _) => renewed,
+    }
+}
+
 /// Where one renewal leaves the lease: the bounds to report (if they changed) and whether to go
 /// on renewing. Once a renewal's outcome was unknown, no later renewal can bound the lease
 /// again: the unanswered request may still be applied after them.
@@ -113,6 +127,7 @@ impl Watchdog {
     /// Starts renewing: first after `first`, then every `period`. `renew` makes one attempt
     /// (bounded by the client's own timeout); `on_renewal` hears of every change of the bounds.
     pub fn start(
+        clock: RunClock,
         lease: Lease,
         first: Duration,
         period: Duration,
@@ -134,7 +149,9 @@ impl Watchdog {
                     return;
                 }
                 drop(guard);
-                let (report, go_on) = after_renewal(&mut current, &mut unknown_seen, renew());
+                let sent = clock.now();
+                let renewed = too_late(&current, sent, renew());
+                let (report, go_on) = after_renewal(&mut current, &mut unknown_seen, renewed);
                 if let Some(lease) = report {
                     on_renewal(lease);
                 }
@@ -247,6 +264,21 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_renewal_sent_after_the_lease_ended_extends_nothing() {
+        let lease = Lease {
+            live_until: 10,
+            expires_by: Some(20),
+        };
+        assert_eq!(too_late(&lease, 25, Renewed::Unknown), Renewed::Lost);
+        assert_eq!(too_late(&lease, 25, Renewed::GaveUp), Renewed::Lost);
+        assert_eq!(too_late(&lease, 15, Renewed::Unknown), Renewed::Unknown);
+        let unbounded = lease.unbounded();
+        assert_eq!(too_late(&unbounded, 25, Renewed::Unknown), Renewed::Unknown);
+        let extended = Renewed::Extended(lease);
+        assert_eq!(too_late(&lease, 25, extended), extended);
+    }
+
+    #[test]
     fn the_watchdog_reports_its_renewals_and_none_after_stop() {
         let (sender, renewals) = mpsc::channel();
         let lease = Lease {
@@ -255,6 +287,7 @@ mod tests {
         };
         let mut n = 0;
         let watchdog = Watchdog::start(
+            RunClock::start(),
             lease,
             Duration::ZERO,
             Duration::from_millis(5),

@@ -10,7 +10,7 @@ use crate::clock::RunClock;
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{random_value, Grant, LockClient, Outcome};
-use crate::redis_node::RedisNode;
+use crate::redis_node::{expires_by, RedisNode};
 
 pub struct RedisLock {
     node: RedisNode,
@@ -53,14 +53,11 @@ pub fn renew_on_node(
 ) -> Renewed {
     let invoke = clock.now();
     match node.extend_if_equal(key, value, ttl) {
-        Outcome::Ok(true) => Renewed::Extended(Lease::set_between(
-            invoke,
-            clock.now(),
-            ttl,
-            Duration::ZERO,
-            Duration::ZERO,
-        )),
-        Outcome::Ok(false) => Renewed::Lost,
+        Outcome::Ok(Some(remaining)) => Renewed::Extended(Lease {
+            live_until: invoke + ttl.as_nanos() as u64,
+            expires_by: Some(expires_by(clock.now(), remaining)),
+        }),
+        Outcome::Ok(None) => Renewed::Lost,
         Outcome::Fail(_) => Renewed::Unchanged,
         Outcome::Info(_) => Renewed::Unknown,
     }
@@ -71,18 +68,17 @@ impl LockClient for RedisLock {
         let value = random_value();
         let invoke = self.clock.now();
         match self.node.set_if_absent(&self.key, &value, self.ttl) {
-            Outcome::Ok(true) => {
-                let lease = Lease::set_between(
-                    invoke,
-                    self.clock.now(),
-                    self.ttl,
-                    Duration::ZERO,
-                    Duration::ZERO,
-                );
+            Outcome::Ok(Some(remaining)) => {
+                // Live for the TTL from the request's sending; ended by the server's own count.
+                let lease = Lease {
+                    live_until: invoke + self.ttl.as_nanos() as u64,
+                    expires_by: Some(expires_by(self.clock.now(), remaining)),
+                };
                 let (renewer, key, handle) =
                     (Arc::clone(&self.renewer), self.key.clone(), value.clone());
                 let (ttl, clock) = (self.ttl, self.clock);
                 self.watchdog = Some(Watchdog::start(
+                    self.clock,
                     lease,
                     ttl / 3,
                     ttl / 3,
@@ -101,7 +97,7 @@ impl LockClient for RedisLock {
                     lower_tokens_gone: false,
                 })
             }
-            Outcome::Ok(false) => Outcome::Fail("held by another client".to_string()),
+            Outcome::Ok(None) => Outcome::Fail("held by another client".to_string()),
             Outcome::Fail(e) => Outcome::Fail(e),
             Outcome::Info(e) => Outcome::Info(e),
         }

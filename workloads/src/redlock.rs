@@ -17,7 +17,7 @@ use crate::clock::{RunClock, SkewableClock};
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{random_value, Grant, LockClient, Outcome};
-use crate::redis_node::RedisNode;
+use crate::redis_node::{expires_by, RedisNode};
 
 pub struct Redlock {
     nodes: Vec<RedisNode>,
@@ -35,7 +35,7 @@ pub fn drift(ttl: Duration) -> Duration {
     Duration::from_millis(ttl.as_millis() as u64 / 100 + 2)
 }
 
-fn quorum(nodes: usize) -> usize {
+pub(crate) fn quorum(nodes: usize) -> usize {
     nodes / 2 + 1
 }
 
@@ -69,7 +69,7 @@ impl Redlock {
 }
 
 /// Runs `request` on every node at once and returns the outcomes in node order.
-fn on_every_node<T: Send>(
+pub(crate) fn on_every_node<T: Send>(
     nodes: &mut [RedisNode],
     request: impl Fn(&mut RedisNode) -> Outcome<T> + Sync,
 ) -> Vec<Outcome<T>> {
@@ -86,6 +86,30 @@ fn on_every_node<T: Send>(
             })
             .collect()
     })
+}
+
+/// Whether each node set (or extended) our key, from its answer of the key's remaining time.
+fn granted(answers: &[Outcome<Option<u64>>]) -> Vec<Outcome<bool>> {
+    answers
+        .iter()
+        .map(|a| match a {
+            Outcome::Ok(remaining) => Outcome::Ok(remaining.is_some()),
+            Outcome::Fail(e) => Outcome::Fail(e.clone()),
+            Outcome::Info(e) => Outcome::Info(e.clone()),
+        })
+        .collect()
+}
+
+/// When our keys have certainly expired on every node that set them, by each server's own count
+/// of the time left (nodes that never answered are judged apart, by `maybe_late`).
+fn expiry_of(answers: &[Outcome<Option<u64>>], completion: u64) -> Option<u64> {
+    answers
+        .iter()
+        .filter_map(|a| match a {
+            Outcome::Ok(Some(remaining)) => Some(expires_by(completion, *remaining)),
+            _ => None,
+        })
+        .max()
 }
 
 /// The nodes whose request's outcome is unknown: they may apply it at any later moment.
@@ -140,9 +164,10 @@ impl LockClient for Redlock {
         let (key, ttl) = (self.key.clone(), self.ttl);
         let invoke = self.run_clock.now();
         let start = self.clock.now_ms();
-        let outcomes = on_every_node(&mut self.nodes, |node| {
+        let answers = on_every_node(&mut self.nodes, |node| {
             node.set_if_absent(&key, &value, ttl)
         });
+        let outcomes = granted(&answers);
         let elapsed = self.clock.now_ms() - start;
         let completion = self.run_clock.now();
         let ttl_ms = ttl.as_millis() as i64;
@@ -157,12 +182,14 @@ impl LockClient for Redlock {
         if granted_by.len() >= quorum && validity > 0 {
             let mut maybe_late: BTreeSet<usize> = unanswered(&outcomes).collect();
             let mut lease = Lease::set_between(invoke, completion, ttl, drift(ttl), drift(ttl));
+            lease.expires_by = expiry_of(&answers, completion);
             if maybe_late.len() >= quorum {
                 lease.expires_by = None;
             }
             let (renewers, handle, clock) =
                 (Arc::clone(&self.renewers), value.clone(), self.run_clock);
             self.watchdog = Some(Watchdog::start(
+                self.run_clock,
                 lease,
                 ttl / 3,
                 ttl / 3,
@@ -170,11 +197,13 @@ impl LockClient for Redlock {
                 move || {
                     let mut nodes = renewers.lock().unwrap_or_else(|e| e.into_inner());
                     let invoke = clock.now();
-                    let outcomes =
+                    let answers =
                         on_every_node(&mut nodes, |node| node.extend_if_equal(&key, &handle, ttl));
-                    let bounds =
-                        Lease::set_between(invoke, clock.now(), ttl, drift(ttl), drift(ttl));
-                    judge_extension(&outcomes, &mut maybe_late, bounds)
+                    let completion = clock.now();
+                    let mut bounds =
+                        Lease::set_between(invoke, completion, ttl, drift(ttl), drift(ttl));
+                    bounds.expires_by = expiry_of(&answers, completion);
+                    judge_extension(&granted(&answers), &mut maybe_late, bounds)
                 },
             ));
             return Outcome::Ok(Grant {

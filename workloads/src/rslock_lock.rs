@@ -15,7 +15,8 @@ use crate::clock::RunClock;
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome};
-use crate::redlock::drift;
+use crate::redis_node::{expires_by, set_after, RedisNode};
+use crate::redlock::{drift, on_every_node, quorum};
 
 pub struct RslockLock {
     // Field order is drop order: the watchdog blocks on the runtime, so it goes first.
@@ -29,6 +30,9 @@ pub struct RslockLock {
     clock: RunClock,
     /// The guard of the grant currently held; rslock releases through it.
     held: Option<LockGuard>,
+    /// Our own connections to the same servers, to ask each for the remaining time of the key
+    /// rslock set: the servers' word on when they granted it.
+    probes: Vec<RedisNode>,
 }
 
 impl RslockLock {
@@ -50,7 +54,12 @@ impl RslockLock {
         // released comes back after 20-40 ms: a waiter would never get its turn. Retrying as
         // often as the other clients do keeps the turns fair (the crate's documented knob).
         manager.set_retry(3, Duration::from_millis(20));
+        let probes = addresses
+            .iter()
+            .map(|a| RedisNode::new(a, timeout))
+            .collect::<Result<_, _>>()?;
         Ok(RslockLock {
+            probes,
             watchdog: None,
             runtime,
             manager,
@@ -63,6 +72,54 @@ impl RslockLock {
     }
 }
 
+impl RslockLock {
+    /// rslock's `acquire` retries inside, unseen: its grant may come long after the call was
+    /// made. The servers say when: each node still holding our value tells its remaining time,
+    /// so it set the key TTL minus that before it counted. The grant needed a quorum of sets,
+    /// so with answers from enough nodes to meet every quorum (n − quorum + 1), the earliest of
+    /// their sets is a lower bound of the grant.
+    ///
+    /// When every node answered, the latest of their counts also bounds the lease's end: no
+    /// other node holds our value, and rslock's requests have all returned.
+    fn servers_say(&mut self, value: &[u8], invoke: u64) -> ServersSay {
+        let (key, ttl_ms) = (self.key.as_bytes(), self.ttl.as_millis() as u64);
+        let sent = self.clock.now();
+        let answers = on_every_node(&mut self.probes, |node| node.remaining_if_equal(key, value));
+        let answered = self.clock.now();
+        let remaining: Vec<u64> = answers
+            .iter()
+            .filter_map(|a| match a {
+                Outcome::Ok(Some(r)) => Some(*r),
+                _ => None,
+            })
+            .collect();
+        let n = answers.len();
+        let all_answered = answers.iter().all(|a| matches!(a, Outcome::Ok(_)));
+        let expires_by = remaining
+            .iter()
+            .map(|r| expires_by(answered, *r))
+            .max()
+            .filter(|_| all_answered);
+        let granted_after = remaining
+            .iter()
+            .map(|r| set_after(sent, ttl_ms, *r))
+            .min()
+            .filter(|_| remaining.len() > n - quorum(n))
+            .map(|earliest| earliest.max(invoke));
+        ServersSay {
+            granted_after,
+            expires_by,
+        }
+    }
+}
+
+/// What the servers said of a grant rslock made: when it was granted at the earliest, and when
+/// its lease ends at the latest.
+struct ServersSay {
+    granted_after: Option<u64>,
+    expires_by: Option<u64>,
+}
+
 impl LockClient for RslockLock {
     fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
         let (manager, key, ttl) = (&self.manager, self.key.as_bytes(), self.ttl);
@@ -70,8 +127,13 @@ impl LockClient for RslockLock {
         let attempt = async move { tokio::time::timeout(wait, manager.acquire(key, ttl)).await };
         match self.runtime.block_on(attempt) {
             Ok(Ok(guard)) => {
-                let lease =
+                let mut lease =
                     Lease::set_between(invoke, self.clock.now(), ttl, drift(ttl), drift(ttl));
+                let said = self.servers_say(&guard.lock.val, invoke);
+                let granted_after = said.granted_after;
+                if let Some(expires_by) = said.expires_by {
+                    lease.expires_by = Some(expires_by);
+                }
                 let handle = guard.lock.val.iter().map(|b| format!("{b:02x}")).collect();
                 let ours = Lock {
                     resource: guard.lock.resource.clone(),
@@ -82,6 +144,7 @@ impl LockClient for RslockLock {
                 let (runtime, clock, timeout) =
                     (self.runtime.handle().clone(), self.clock, self.timeout);
                 self.watchdog = Some(Watchdog::start(
+                    self.clock,
                     lease,
                     ttl / 3,
                     ttl / 3,
@@ -113,7 +176,7 @@ impl LockClient for RslockLock {
                     handle,
                     granted_by: Vec::new(),
                     lease,
-                    granted_after: None,
+                    granted_after,
                     lower_tokens_gone: false,
                 })
             }

@@ -200,6 +200,7 @@ impl LockClient for ZookeeperLock {
                 let (watcher, path) = (client.clone(), held.path.clone());
                 let (runtime, request_timeout) = (self.runtime.handle().clone(), self.timeout);
                 self.watchdog = Some(Watchdog::start(
+                    self.clock,
                     lease,
                     session_timeout / 3,
                     session_timeout / 3,

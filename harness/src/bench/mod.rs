@@ -7,6 +7,7 @@
 mod checker;
 mod generate;
 mod pipeline;
+mod stability;
 mod startup;
 mod violations;
 
@@ -25,18 +26,22 @@ struct Figures {
     controller: Option<pipeline::ControllerRow>,
     startup: Option<Vec<startup::StartupRow>>,
     violations: Option<Vec<violations::ViolationRow>>,
+    stability: Option<Vec<stability::StabilityRow>>,
 }
 
-pub fn bench(args: &BenchArgs) -> Result<()> {
+/// Runs the benchmarks asked for; the exit code is 0, or 1 when a stability run was off its
+/// expectation.
+pub fn bench(args: &BenchArgs) -> Result<u8> {
     match args.what {
         Some(BenchKind::MeasureCheck | BenchKind::MeasureParse) => {
             let history = args
                 .history
                 .as_deref()
                 .ok_or_else(|| bad("--history is needed"))?;
-            return checker::measure_in_child(history, args.what == Some(BenchKind::MeasureParse));
+            checker::measure_in_child(history, args.what == Some(BenchKind::MeasureParse))?;
+            return Ok(0);
         }
-        Some(BenchKind::Startup | BenchKind::Violations) | None
+        Some(BenchKind::Startup | BenchKind::Violations | BenchKind::Stability) | None
             if !nix::unistd::geteuid().is_root() =>
         {
             return Err(bad(
@@ -170,12 +175,46 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         }
         figures.violations = Some(rows);
     }
+    let mut code = 0;
+    if args.what == Some(BenchKind::Stability) {
+        let seeds = args.seeds.unwrap_or(if args.quick { 2 } else { 5 });
+        let limit = if args.quick { "8s" } else { "10s" };
+        let rows = stability::measure(dir, seeds, limit, 2)?;
+        code = print_stability(&rows, seeds, limit);
+        figures.stability = Some(rows);
+    }
     let json = serde_json::to_string(&figures)?;
     if let Some(path) = &args.json {
         crate::safe_write::replace(path, format!("{json}\n"))?;
     }
     crate::say!("\n{json}");
-    Ok(())
+    Ok(code)
+}
+
+/// The stability table and its one-line total; 1 when a run was off its expectation.
+fn print_stability(rows: &[stability::StabilityRow], seeds: u64, limit: &str) -> u8 {
+    crate::say!(
+        "\nstability ({seeds} seeds, time limit {limit}, fencing on)\n{:<10} {:<13} {:<48} {:>5} {:>4}  verdicts",
+        "lock", "nemesis", "expected", "runs", "off"
+    );
+    for r in rows {
+        crate::say!(
+            "{:<10} {:<13} {:<48} {:>5} {:>4}  {}",
+            r.lock,
+            r.nemesis,
+            r.expected,
+            r.runs,
+            r.off,
+            r.verdicts
+        );
+        for why in &r.why {
+            crate::say!("    off: {why}");
+        }
+    }
+    let runs: usize = rows.iter().map(|r| r.runs).sum();
+    let off: usize = rows.iter().map(|r| r.off).sum();
+    crate::say!("off their expectation: {off} of {runs} runs");
+    u8::from(off > 0)
 }
 
 fn print_checker(rows: &[checker::CheckerRow]) {
