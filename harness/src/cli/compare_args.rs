@@ -32,6 +32,11 @@ pub struct CompareArgs {
     pub knobs: CellKnobs,
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
+    /// The URL at which the store is published (CI artifacts, pages): `summary.md` links each
+    /// report there. Without it, the GitLab job's artifacts when `$CI_JOB_URL` is set, else no
+    /// links (a path relative to the store is dead in a pull-request comment).
+    #[arg(long, value_name = "URL")]
+    pub link_base: Option<String>,
 }
 
 /// The run knobs `compare` hands to every cell, as typed: on the command line or under

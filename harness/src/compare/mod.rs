@@ -10,9 +10,14 @@
 //! every cell is expected valid, so a comparison exits as a run does.
 
 pub mod cell;
+mod junit;
+pub mod links;
 pub mod matrix;
 mod outputs;
+pub mod page;
 mod plan;
+pub mod state;
+mod summary;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,8 +32,10 @@ use crate::report;
 use crate::run;
 use crate::summary_md::{self, Counts};
 use cell::{Cell, Figures, Judgement, Outcome};
+use links::Links;
 pub use outputs::{GRID, JSON, TABLE};
 use plan::PlannedCell;
+use state::Tally;
 
 /// Runs the comparison and returns its exit code (see the module's doc).
 pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
@@ -98,19 +105,26 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     if let Some(e) = failure.into_inner().unwrap() {
         return Err(e.context("a cell of the comparison failed"));
     }
-    let mut outcomes = finished.into_inner().unwrap();
-    outcomes.sort_by_key(|(index, _)| *index);
+    let mut outcomes: Vec<Option<Outcome>> = plan.cells.iter().map(|_| None).collect();
+    for (index, outcome) in finished.into_inner().unwrap() {
+        outcomes[index] = Some(outcome);
+    }
+    // Every planned cell is listed: one the interruption kept from its end as not run.
     let cells: Vec<Cell> = outcomes
         .into_iter()
-        .map(|(index, outcome)| {
-            let planned: &PlannedCell = &plan.cells[index];
+        .zip(&plan.cells)
+        .map(|(outcome, planned): (Option<Outcome>, &PlannedCell)| {
+            let outcome = outcome.unwrap_or(Outcome::NotRun);
             Cell::new(planned.name.clone(), &planned.expected, outcome)
         })
         .collect();
     let interrupted = interrupt.load(Ordering::SeqCst);
     let ran = cells.iter().filter(|c| c.figures().is_some()).count();
     let code = exit_code(&cells, interrupted);
-    write_outputs(&plan, &cells, interrupted, ran, runnable, code)?;
+    let links = Links::new(args.link_base.as_deref(), &plan.store, |key| {
+        std::env::var(key).ok()
+    });
+    write_outputs(&plan, &cells, interrupted, ran, runnable, code, &links)?;
     Ok(code)
 }
 
@@ -135,6 +149,7 @@ fn write_outputs(
     ran: usize,
     runnable: usize,
     code: u8,
+    links: &Links,
 ) -> Result<()> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let dir = plan.store.join("compare").join(stamp);
@@ -149,13 +164,15 @@ fn write_outputs(
         ));
     }
     let seed = plan.seed;
-    let mut table = outputs::table_markdown(cells, seed);
+    let gate = Tally::of(cells).gate(interrupted);
+    let mut table = outputs::table_markdown(cells, seed, &gate);
     for note in &notes {
         table.push_str(&format!("\n{note}\n"));
     }
     std::fs::write(dir.join(TABLE), &table)?;
-    std::fs::write(dir.join(GRID), outputs::page(cells, seed, &dir, &notes))?;
-    let xml = outputs::junit(cells, seed, &dir).context("cannot render junit.xml")?;
+    let page = page::render(cells, seed, &dir, &notes, interrupted);
+    std::fs::write(dir.join(GRID), page)?;
+    let xml = junit::render(cells, seed, &dir).context("cannot render junit.xml")?;
     std::fs::write(dir.join(report::JUNIT), xml)?;
     let stored = outputs::Stored {
         seed,
@@ -168,15 +185,15 @@ fn write_outputs(
         dir.join(JSON),
         serde_json::to_string_pretty(&stored)? + "\n",
     )?;
-    let title = format!(
-        "lockpick compare: {} (seed {seed})",
-        match code {
-            0 => "every expectation met",
-            1 => "an expectation was NOT met",
-            _ => "not proven",
-        }
-    );
-    let summary = summary_md::render(&title, &outputs::summary_cells(cells, &dir), &notes);
+    let summary = summary::Summary {
+        cells,
+        seed,
+        notes: &notes,
+        interrupted,
+        dir: &dir,
+        links,
+    }
+    .render();
     summary_md::publish(&dir, &summary)?;
     report::write_index(&plan.store)?;
     print!("{table}");
@@ -214,7 +231,9 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         unknown_reasons: r.unknown_reasons.clone(),
         undecidable: r.overlapping_holders.as_ref().map_or(0, |o| o.undecidable),
         first_story: r.stories.first().map(|s| s.one_line()),
-        first_stale_write: Figures::story_of(r, &["stale-write"]),
+        first_story_short: r.stories.first().map(|s| s.shortened()),
+        first_stale_write: Figures::story_of(r, &["stale-write"]).map(|s| s.one_line()),
+        first_stale_write_short: Figures::story_of(r, &["stale-write"]).map(|s| s.shortened()),
         first_grant_under_live_lease: Figures::first_grant_story(r),
         servers: Figures::servers_line(&finished.history.setup, !config.server_bins.is_empty()),
         dir: finished.dir,

@@ -2,6 +2,9 @@
 //! against real servers, each in its own store folder, and check what happened.
 #![allow(dead_code)]
 
+pub mod dom;
+pub mod junit_schema;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
