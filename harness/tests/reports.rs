@@ -88,6 +88,17 @@ fn a_violating_runs_report_tells_its_story_and_renders_in_chromium() {
         html.contains("a stale access"),
         "the report tells the stale write's story"
     );
+    // summary.md quotes the story shortened to its first step, its cause and the violation,
+    // and links no path relative to the store (dead in a pull-request comment).
+    let summary = std::fs::read_to_string(r.dir.join("summary.md")).unwrap();
+    let first = summary
+        .lines()
+        .find(|l| l.starts_with("**First violation**"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(first.contains("acquired the lock"), "{first}");
+    assert!(first.contains("!! client"), "{first}");
+    assert!(first.contains("lease had certainly ended"), "{first}");
+    assert!(!summary.contains("](report.html)"), "{summary}");
     // Keep one screenshot of a violating run's report with the test output.
     let screenshot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("violating-report.png");
     let _ = std::fs::remove_file(&screenshot);
