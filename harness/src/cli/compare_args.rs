@@ -37,6 +37,16 @@ pub struct CompareArgs {
     /// links (a path relative to the store is dead in a pull-request comment).
     #[arg(long, value_name = "URL")]
     pub link_base: Option<String>,
+    /// Check the matrix (file and flags) and list its cells without running anything; the
+    /// machine (root, servers, the store) is not checked.
+    #[arg(long)]
+    pub check: bool,
+    /// List the cells without running anything (as `--check`, the cells only).
+    #[arg(long)]
+    pub list: bool,
+    /// With `--list`: the runnable cells as JSON for a CI job matrix (`{"include": [...]}`).
+    #[arg(long, requires = "list")]
+    pub json: bool,
 }
 
 /// The run knobs `compare` hands to every cell, as typed: on the command line or under

@@ -12,6 +12,7 @@
 pub mod cell;
 mod junit;
 pub mod links;
+mod listing;
 pub mod matrix;
 mod outputs;
 pub mod page;
@@ -39,7 +40,21 @@ use state::Tally;
 
 /// Runs the comparison and returns its exit code (see the module's doc).
 pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
-    let plan = plan::plan(args)?;
+    if args.check || args.list {
+        let plan = plan::plan(args, plan::Checks::MatrixOnly)?;
+        if args.json {
+            println!("{}", listing::json(&plan));
+        } else {
+            for line in listing::lines(&plan) {
+                println!("{line}");
+            }
+            if args.check {
+                println!("{}", listing::checked(&plan));
+            }
+        }
+        return Ok(0);
+    }
+    let plan = plan::plan(args, plan::Checks::MatrixAndMachine)?;
     summary_md::runs_publish_step_summary(false);
     let runnable = plan.cells.iter().filter(|c| c.config.is_ok()).count();
     eprintln!(
