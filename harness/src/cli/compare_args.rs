@@ -37,6 +37,10 @@ pub struct CompareArgs {
     /// links (a path relative to the store is dead in a pull-request comment).
     #[arg(long, value_name = "URL")]
     pub link_base: Option<String>,
+    /// Also write `summary.md` and `junit.xml` into this folder (a fixed place for a CI job);
+    /// when the comparison fails before any cell runs (bad input: exit 254), they say why.
+    #[arg(long, value_name = "DIR")]
+    pub report_to: Option<PathBuf>,
     /// Check the matrix (file and flags) and list its cells without running anything; the
     /// machine (root, servers, the store) is not checked.
     #[arg(long)]

@@ -17,6 +17,7 @@ pub mod matrix;
 mod outputs;
 pub mod page;
 mod plan;
+mod report_to;
 pub mod state;
 mod summary;
 
@@ -38,8 +39,19 @@ pub use outputs::{GRID, JSON, TABLE};
 use plan::PlannedCell;
 use state::Tally;
 
-/// Runs the comparison and returns its exit code (see the module's doc).
+/// Runs the comparison and returns its exit code (see the module's doc). With `--report-to`,
+/// what stopped it is written there too.
 pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
+    let result = compare_planned(args, interrupt);
+    if let (Err(error), Some(to)) = (&result, &args.report_to) {
+        if let Err(e) = report_to::failed(to, args.matrix.as_deref(), error) {
+            eprintln!("lockpick: {e:#}");
+        }
+    }
+    result
+}
+
+fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     if args.check || args.list {
         let plan = plan::plan(args, plan::Checks::MatrixOnly)?;
         if args.json {
@@ -139,7 +151,10 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     let links = Links::new(args.link_base.as_deref(), &plan.store, |key| {
         std::env::var(key).ok()
     });
-    write_outputs(&plan, &cells, interrupted, ran, runnable, code, &links)?;
+    let dir = write_outputs(&plan, &cells, interrupted, ran, runnable, code, &links)?;
+    if let Some(to) = &args.report_to {
+        report_to::copy(&dir, to)?;
+    }
     Ok(code)
 }
 
@@ -165,7 +180,7 @@ fn write_outputs(
     runnable: usize,
     code: u8,
     links: &Links,
-) -> Result<()> {
+) -> Result<std::path::PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let dir = plan.store.join("compare").join(stamp);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
@@ -220,7 +235,7 @@ fn write_outputs(
         }
     }
     println!("\nwritten to {}", dir.display());
-    Ok(())
+    Ok(dir)
 }
 
 /// Runs one cell; `None` if it was interrupted before its end.
