@@ -35,6 +35,7 @@ fn drawn_cell(lock: &str, nemesis: &str, fencing: &str, verdict: Validity) -> Ce
         first_story_short: None,
         first_stale_write_short: None,
         servers: "redis 7.0.15, netns".to_string(),
+        decided_at: None,
         dir: PathBuf::from(format!("/store/{lock}-{nemesis}/20261201T000000.000Z")),
         seed: 1,
         took: std::time::Duration::from_secs(10),

@@ -251,6 +251,13 @@ fn expectations_that_hold_exit_0_although_a_cell_is_invalid() {
         .map(|c| c["verdict"].as_str().unwrap())
         .collect();
     assert_eq!(verdicts, ["valid", "invalid"], "{}", c.shown());
+    // Under a matrix, the cell expected invalid ends at its first proven violation (the time
+    // limit is 4 s); the one expected valid runs its full time.
+    assert!(cells[0]["decided_at"].is_null(), "{}", cells[0]);
+    let decided = cells[1]["decided_at"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{}", cells[1]));
+    assert!(decided < 4.0, "{decided}");
     let summary = c.read("summary.md");
     assert!(
         summary.contains("**2 cells**: 0 broken · 0 not proven · 2 held"),

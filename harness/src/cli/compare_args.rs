@@ -25,9 +25,15 @@ pub struct CompareArgs {
     /// One seed for every cell; random if not given.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// How many cells run at once (each on its own nodes and subnet) [default: 1].
+    /// How many cells run at once (each on its own nodes and subnet) [default: the number of
+    /// cores].
     #[arg(long)]
     pub parallel: Option<usize>,
+    /// When a cell expected `invalid` ends: at its first proven violation (`decided`: the
+    /// verdict cannot change after it), or at the time limit; other cells always run their full
+    /// time [default: decided with --matrix, else time-limit].
+    #[arg(long, value_enum)]
+    pub until: Option<super::Until>,
     #[command(flatten)]
     pub knobs: CellKnobs,
     #[arg(long, default_value = "store")]

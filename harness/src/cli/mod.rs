@@ -141,6 +141,22 @@ pub struct RunArgs {
     /// jars); repeat for several services.
     #[arg(long = "server-bin", value_name = "SERVICE=PATH")]
     pub server_bins: Vec<String>,
+    /// When the workload ends: at the time limit, or at the first violation the history
+    /// proves (`decided`: the verdict is invalid then whatever follows; faults are healed and
+    /// the final read taken as at the time limit).
+    #[arg(long, value_enum, default_value = "time-limit")]
+    pub until: Until,
+}
+
+/// When a run's workload ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Until {
+    /// At `--time-limit`.
+    #[default]
+    TimeLimit,
+    /// At the first violation the history proves, or at the time limit if none.
+    Decided,
 }
 
 #[derive(Args, Debug)]

@@ -56,6 +56,9 @@ pub struct Figures {
     /// What ran the servers, on one line: each service's version, and where (see
     /// [`Figures::servers_line`]).
     pub servers: String,
+    /// When the cell ended early at its first proven violation (`--until decided`), in
+    /// seconds on the run clock.
+    pub decided_at: Option<f64>,
     /// The run's folder.
     pub dir: PathBuf,
     pub seed: u64,

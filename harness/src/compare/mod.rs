@@ -106,8 +106,11 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
                             &planned.expected,
                             Outcome::Ran(Box::new(figures.clone())),
                         );
+                        let decided = figures
+                            .decided_at
+                            .map_or(String::new(), |s| format!(", decided at {s:.1} s"));
                         eprintln!(
-                            "[{}/{runnable}] {}: {} (expected {}: {})",
+                            "[{}/{runnable}] {}: {} (expected {}: {}{decided})",
                             ran.count() + 1,
                             planned.name,
                             figures.verdict,
@@ -266,6 +269,11 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         first_stale_write_short: Figures::story_of(r, &["stale-write"]).map(|s| s.shortened()),
         first_grant_under_live_lease: Figures::first_grant_story(r),
         servers: Figures::servers_line(&finished.history.setup, !config.server_bins.is_empty()),
+        decided_at: model
+            .run_end
+            .as_ref()
+            .and_then(|e| e.decided_at_ns)
+            .map(|ns| ns as f64 / 1e9),
         dir: finished.dir,
         seed: config.seed,
         took: started.elapsed(),

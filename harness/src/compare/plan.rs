@@ -9,8 +9,8 @@ use anyhow::Result;
 use clap::{Parser, ValueEnum};
 
 use super::cell::CellName;
-use super::matrix::{CellExpectation, Matrix};
-use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs};
+use super::matrix::{CellExpectation, Expectation, Matrix};
+use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs, Until};
 use crate::config::{bad, RunConfig};
 use crate::run;
 
@@ -65,7 +65,11 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
         .matrix
         .as_ref()
         .map_or(String::new(), |p| p.display().to_string());
-    let parallel = args.parallel.or(matrix.parallel).unwrap_or(1);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parallel = args
+        .parallel
+        .or(matrix.parallel)
+        .unwrap_or(cores.min(MAX_PARALLEL));
     if parallel == 0 || parallel > MAX_PARALLEL {
         return Err(bad(format!(
             "--parallel {parallel} must be between 1 and {MAX_PARALLEL}"
@@ -109,6 +113,11 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
         ..CellKnobs::default()
     };
     let knobs = args.knobs.or(&matrix.knobs).or(&defaults);
+    let until = args.until.unwrap_or(if args.matrix.is_some() {
+        Until::Decided
+    } else {
+        Until::TimeLimit
+    });
     let seed = args.seed.or(matrix.seed).unwrap_or_else(rand::random);
     let store = std::path::absolute(&args.store)
         .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
@@ -125,9 +134,19 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
                     nemesis: nemesis.clone(),
                     fencing: fencing.clone(),
                 };
-                let config = configure(&name, &knobs, seed, &store, checks)?;
+                let expected = matrix.expectation(lock, nemesis, fencing);
+                // Only a cell that must show a violation is decided by its first one; a cell
+                // held to anything else needs its full time to prove it.
+                let decided =
+                    until == Until::Decided && expected.expectations == [Expectation::Invalid];
+                let cell_until = if decided {
+                    Until::Decided
+                } else {
+                    Until::TimeLimit
+                };
+                let config = configure(&name, &knobs, seed, &store, checks, cell_until)?;
                 cells.push(PlannedCell {
-                    expected: matrix.expectation(lock, nemesis, fencing),
+                    expected,
                     name,
                     config,
                 });
@@ -156,6 +175,7 @@ fn configure(
     seed: u64,
     store: &std::path::Path,
     checks: Checks,
+    until: Until,
 ) -> Result<Result<RunConfig, String>> {
     let mut words: Vec<String> = [
         "lockpick",
@@ -174,6 +194,9 @@ fn configure(
     .map(|w| w.to_string())
     .collect();
     words.extend(knobs.words());
+    if until == Until::Decided {
+        words.extend(["--until".to_string(), "decided".to_string()]);
+    }
     let parsed = CellCommand::try_parse_from(&words)
         .map_err(|e| bad(format!("bad cell {name}: {}", e.kind())))?;
     let mut command = vec!["lockpick".to_string(), "run".to_string()];

@@ -34,6 +34,7 @@ fn cell(lock: &str, nemesis: &str, broken: bool) -> Cell {
         ),
         first_stale_write_short: None,
         servers: "redis 7.0.15, netns".to_string(),
+        decided_at: None,
         dir: PathBuf::from(format!("/store/{lock}-{nemesis}/20261201T000000.000Z")),
         seed: 1,
         took: Duration::from_secs(10),
