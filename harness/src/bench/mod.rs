@@ -5,6 +5,7 @@
 //! Figures are printed, never asserted: speed depends on the machine.
 
 mod checker;
+mod gate;
 mod generate;
 mod pipeline;
 mod startup;
@@ -27,6 +28,7 @@ struct Figures {
     controller: Option<pipeline::ControllerRow>,
     startup: Option<Vec<startup::StartupRow>>,
     violations: Option<Vec<violations::ViolationRow>>,
+    gate: Option<Vec<gate::GateRow>>,
 }
 
 /// The scratch folder of one bench, removed when it ends.
@@ -47,7 +49,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 .ok_or_else(|| bad("--history is needed"))?;
             return checker::measure_in_child(history, args.what == Some(BenchKind::MeasureParse));
         }
-        Some(BenchKind::Startup | BenchKind::Violations) | None
+        Some(BenchKind::Startup | BenchKind::Violations | BenchKind::Gate) | None
             if !nix::unistd::geteuid().is_root() =>
         {
             return Err(bad(
@@ -155,6 +157,22 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             );
         }
         figures.violations = Some(rows);
+    }
+    // Only when asked for: it runs the example gate twice (two minutes on 2 cores).
+    if args.what == Some(BenchKind::Gate) {
+        let rows = gate::measure(dir, args.quick)?;
+        println!(
+            "\nthe example gate (examples/lockpick.toml)\n{:<11} {:>6} {:>9} {:>7} {:>5}",
+            "until", "cells", "parallel", "wall s", "exit"
+        );
+        for r in &rows {
+            println!(
+                "{:<11} {:>6} {:>9} {:>7.1} {:>5}",
+                r.until, r.cells, r.parallel, r.wall_seconds, r.exit_code
+            );
+        }
+        println!("same verdicts both ways: {:?}", rows[0].verdicts);
+        figures.gate = Some(rows);
     }
     let json = serde_json::to_string(&figures)?;
     if let Some(path) = &args.json {

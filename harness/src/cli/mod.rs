@@ -221,6 +221,8 @@ pub enum BenchKind {
     Startup,
     /// Time to first violation, pause-holder against pause-node, on Redis and Redlock.
     Violations,
+    /// The example CI gate's wall time, to the time limit and decided (only when asked for).
+    Gate,
     /// (internal) Check one history and report time and peak memory.
     #[value(hide = true)]
     MeasureCheck,
