@@ -63,27 +63,6 @@ impl Fixtures {
         for (name, text) in schedules {
             std::fs::write(path(name), text).unwrap();
         }
-        let lists =
-            "locks = [\"redis\"]\nnemeses = [\"none\", \"pause-holder\"]\nfencing = [\"on\"]\n";
-        let matrices = [
-            ("matrix-etcd3.toml", "locks = [\"redis\", \"etcd3\"]\n".to_string()),
-            ("matrix-knob.toml", format!("{lists}[knobs]\ntime-limit = \"10 parsecs\"\n")),
-            (
-                "matrix-group-lock.toml",
-                format!("{lists}[[expect]]\nlocks = [\"etcd3\"]\nexpect = \"valid\"\n"),
-            ),
-            (
-                "matrix-idle-nemesis.toml",
-                format!("{lists}[[expect]]\nnemeses = [\"kill-node\"]\nexpect = \"invalid\"\n"),
-            ),
-            (
-                "matrix-idle-fencing.toml",
-                format!("{lists}[[expect]]\nexpect = \"valid\"\n[[expect]]\nfencing = [\"off\"]\nexpect = \"invalid\"\n"),
-            ),
-        ];
-        for (name, text) in matrices {
-            std::fs::write(path(name), text).unwrap();
-        }
         nix::unistd::mkfifo(&path("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         std::fs::create_dir(path("empty-run")).unwrap();
         // Stores in the way of a run: `latest` a folder, the run's group a file.
@@ -265,32 +244,6 @@ fn cases() -> Vec<(Vec<&'static str>, &'static str)> {
         (w("compare --locks redis --parallel 0"), "--parallel"),
         (w("compare --locks redis --store {dir}/a-file"), "a-file"),
         (w("compare --locks redis --nemeses partition-ring"), "--nemesis"),
-        // A matrix file's mistakes are named by the file and its key, and an [[expect]] group
-        // that matches no cell is one; `--check` refuses the same.
-        (
-            w("compare --matrix {dir}/matrix-etcd3.toml"),
-            "matrix-etcd3.toml: locks: \"etcd3\"",
-        ),
-        (
-            w("compare --matrix {dir}/matrix-etcd3.toml --check"),
-            "matrix-etcd3.toml: locks: \"etcd3\"",
-        ),
-        (
-            w("compare --matrix {dir}/matrix-knob.toml"),
-            "matrix-knob.toml: [knobs] time-limit = \"10 parsecs\"",
-        ),
-        (
-            w("compare --matrix {dir}/matrix-group-lock.toml"),
-            "matrix-group-lock.toml: [[expect]] group 1: locks",
-        ),
-        (
-            w("compare --matrix {dir}/matrix-idle-nemesis.toml --list"),
-            "group 1 (nemeses = [\"kill-node\"], expect = \"invalid\"): it matches no cell",
-        ),
-        (
-            w("compare --matrix {dir}/matrix-idle-fencing.toml"),
-            "group 2 (fencing = [\"off\"], expect = \"invalid\"): it matches no cell: none of its fencing",
-        ),
     ]
 }
 

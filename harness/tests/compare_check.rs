@@ -92,3 +92,46 @@ fn a_duration_may_have_a_space_before_its_unit() {
     let (code, stdout, stderr) = compare(&["--matrix", &matrix, "--check"], &dir.path().join("s"));
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+#[test]
+fn a_matrix_files_mistakes_are_named_by_the_file_and_its_key_and_make_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let lists = "locks = [\"redis\"]\nnemeses = [\"none\", \"pause-holder\"]\nfencing = [\"on\"]\n";
+    let group =
+        |keys: &str, expect: &str| format!("{lists}[[expect]]\n{keys}\nexpect = \"{expect}\"\n");
+    // (file, what it says, extra flags, what the error must name)
+    let cases = [
+        ("etcd3.toml", "locks = [\"redis\", \"etcd3\"]\n".to_string(), "", "etcd3.toml: locks: \"etcd3\" is not one of"),
+        ("etcd3-check.toml", "locks = [\"etcd3\"]\n".to_string(), "--check", "etcd3-check.toml: locks: \"etcd3\""),
+        ("knob.toml", format!("{lists}[knobs]\ntime-limit = \"10 parsecs\"\n"), "", "knob.toml: [knobs] time-limit = \"10 parsecs\""),
+        ("group-lock.toml", group("locks = [\"etcd3\"]", "valid"), "", "group-lock.toml: [[expect]] group 1: locks"),
+        (
+            "idle-nemesis.toml",
+            group("nemeses = [\"kill-node\"]", "invalid"),
+            "--list",
+            "[[expect]] group 1 (nemeses = [\"kill-node\"], expect = \"invalid\"): it matches no cell",
+        ),
+        (
+            "idle-fencing.toml",
+            group("fencing = [\"off\"]", "invalid"),
+            "",
+            "group 1 (fencing = [\"off\"], expect = \"invalid\"): it matches no cell: none of its fencing [\"off\"]",
+        ),
+    ];
+    for (name, text, flag, culprit) in cases {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let store = dir.path().join(format!("store-{name}"));
+        let mut args = vec!["--matrix".to_string(), file.display().to_string()];
+        args.extend(flag.split_whitespace().map(str::to_string));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = compare(&args, &store);
+        assert_eq!(code, 254, "{name}: {stdout}{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+        assert!(
+            stderr.contains(culprit),
+            "{name}: {stderr:?} does not name {culprit:?}"
+        );
+        assert!(!store.exists(), "{name} made the store");
+    }
+}
