@@ -301,9 +301,13 @@ fn compare_shows_the_pattern_the_field_argues_about() {
         .unwrap()
         .path();
     let html = std::fs::read_to_string(compare.join("compare.html")).unwrap();
+    // Every cell links its report in the grid and in the table; the four invalid cells,
+    // expected valid without a matrix, are listed first as broken, linked too.
+    let broken = rows.iter().filter(|r| r[3] == "invalid").count();
+    assert_eq!(broken, 4, "{stdout}");
     assert_eq!(
         html.matches("report.html").count(),
-        16,
+        16 + broken,
         "every cell links its report, in the grid and in the table"
     );
     assert!(compare.join("compare.md").exists());
