@@ -22,6 +22,10 @@ pub struct Step {
     pub text: String,
     /// Whether this step is the violation itself.
     pub violation: bool,
+    /// Whether this step says why the violation could happen (a lease that had ended, one that
+    /// was live, the overlap's cause): kept when the story is shortened.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cause: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -38,6 +42,30 @@ impl Story {
     pub fn one_line(&self) -> String {
         let steps: Vec<&str> = self.steps.iter().map(|s| s.text.as_str()).collect();
         steps.join(" → ")
+    }
+
+    /// The story on one line for a place that has little room (a pull-request comment): its
+    /// first step, every step that says the cause, and the violation itself (marked `!!`, as
+    /// the terminal marks it); the steps left out between them are counted.
+    pub fn shortened(&self) -> String {
+        let mut out: Vec<String> = Vec::new();
+        let mut left_out = 0;
+        for (i, step) in self.steps.iter().enumerate() {
+            if i > 0 && !step.cause && !step.violation {
+                left_out += 1;
+                continue;
+            }
+            if left_out > 0 {
+                out.push(format!("({left_out} more)"));
+                left_out = 0;
+            }
+            let mark = if step.violation { "!! " } else { "" };
+            out.push(format!("{mark}{}", step.text));
+        }
+        if left_out > 0 {
+            out.push(format!("({left_out} more)"));
+        }
+        out.join(" → ")
     }
 }
 
@@ -65,6 +93,18 @@ impl<'a> Teller<'a> {
             index,
             text,
             violation: false,
+            cause: false,
+        });
+    }
+
+    /// A step that says why the violation could happen.
+    fn cause(&mut self, time: u64, text: String) {
+        self.steps.push(Step {
+            time,
+            index: None,
+            text,
+            violation: false,
+            cause: true,
         });
     }
 
@@ -91,9 +131,8 @@ impl<'a> Teller<'a> {
             return;
         };
         if ended < hold.end && ended <= by {
-            self.step(
+            self.cause(
                 ended,
-                None,
                 format!(
                     "{}'s lease had certainly ended by {} ({how}), while it still believed it held the lock",
                     who(hold),
@@ -106,9 +145,8 @@ impl<'a> Teller<'a> {
     /// The moment up to which the holder's lease was certainly live, when that is after `from`.
     fn lease_live(&mut self, hold: &Hold, from: u64) {
         if let Some(lease) = hold.lease.filter(|l| l.live_until > from) {
-            self.step(
+            self.cause(
                 lease.live_until,
-                None,
                 format!(
                     "{}'s lease was certainly live until {}",
                     who(hold),
@@ -160,6 +198,7 @@ impl<'a> Teller<'a> {
                 seconds(access.time)
             ),
             violation,
+            cause: false,
         });
     }
 
@@ -223,11 +262,11 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
             overlap.span_words()
         ),
         violation: true,
+        cause: false,
     });
     t.released(a);
-    t.step(
+    t.cause(
         overlap.to,
-        None,
         format!("the cause: {}: {}", overlap.cause.describe(), overlap.why),
     );
     let title = format!(
@@ -248,9 +287,8 @@ pub fn of_jam(model: &Model, jam: &Jam) -> Story {
     t.acquired(a);
     t.faults(a.start, jam.free_from);
     t.released(a);
-    t.step(
+    t.cause(
         jam.free_from,
-        None,
         format!(
             "from {} nobody held the lock and every earlier lease had certainly ended (the last to end was {})",
             seconds(jam.free_from),
@@ -275,6 +313,7 @@ pub fn of_jam(model: &Model, jam: &Jam) -> Story {
             }
         ),
         violation: true,
+        cause: false,
     });
     let title = format!(
         "the lock jammed: refused to everyone for {} after client {}'s lease had ended",
@@ -366,6 +405,7 @@ pub fn of_token_violation(model: &Model, violation: &TokenViolation) -> Story {
         index: Some(b.start_index),
         text,
         violation: true,
+        cause: false,
     });
     t.finish(violation.breach.name(), title)
 }

@@ -66,6 +66,27 @@ fn a_holder_whose_recorded_lease_ended_before_the_next_grant_outlived_it() {
         "{}",
         story.one_line()
     );
+    // Shortened for a comment, it keeps its first step, the cause and the violation.
+    let short = story.shortened();
+    let kept: Vec<&str> = short.split(" → ").collect();
+    assert!(kept[0].starts_with("client 0 acquired the lock"), "{short}");
+    assert!(
+        short.contains("lease had certainly ended by 0.110 s"),
+        "{short}"
+    );
+    assert!(
+        short.contains("!! client 0 and client 1 both held the lock"),
+        "{short}"
+    );
+    assert!(
+        short.contains("the cause: the holder outlived its lease"),
+        "{short}"
+    );
+    assert!(
+        short.contains("more)"),
+        "steps between are counted: {short}"
+    );
+    assert!(short.len() < story.one_line().len(), "{short}");
 }
 
 #[test]

@@ -60,6 +60,18 @@ fn dispatch(cli: Cli) -> Result<u8> {
             if finished.interrupted {
                 say!("  interrupted: the history is partial");
             }
+            if let Some(at) = finished
+                .model
+                .run_end
+                .as_ref()
+                .and_then(|e| e.decided_at_ns)
+            {
+                println!(
+                    "  decided: the history proved a violation by {}, and the run ended there \
+                     (--until decided)",
+                    lockpick_checkers::story::seconds(at)
+                );
+            }
             // The verdict was decided once, before any output was written.
             Ok(finished.results.valid.exit_code() as u8)
         }

@@ -269,10 +269,10 @@ fn first_violation(out: &mut String, cells: &[SummaryCell]) {
             link(c)
         );
     } else if let Some(c) = cells.iter().find(|c| c.verdict == Some(Validity::Invalid)) {
-        let story = c
-            .story
-            .as_deref()
-            .map_or(String::new(), |s| format!(": {}", shorten(s)));
+        let story = c.story.as_deref().map_or(String::new(), |s| {
+            // Already shortened to its first step, cause and violation: not cut further.
+            format!(": {}", s.replace('|', "\\|").replace('\n', " "))
+        });
         let _ = writeln!(
             out,
             "\n**First violation**: {}{story}{}",
@@ -348,8 +348,13 @@ pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()
         na_reason: None,
         expected: None,
         counts: Counts::of(results),
-        story: results.stories.first().map(|s| s.one_line()),
-        report: Some(crate::report::REPORT.to_string()),
+        story: results.stories.first().map(|s| s.shortened()),
+        // A path relative to the run's folder is dead where a summary is read (a comment):
+        // linked only where the CI publishes the store (see compare's `Links`).
+        report: std::path::absolute(&config.store).ok().and_then(|store| {
+            let links = crate::compare::links::Links::new(None, &store, |k| std::env::var(k).ok());
+            links.to(&std::path::absolute(dir).ok()?.join(crate::report::REPORT))
+        }),
     };
     let title = format!("lockpick run {} (seed {})", config.name(), config.seed);
     let notes: Vec<String> = results

@@ -105,3 +105,31 @@ fn the_stability_bench_counts_the_runs_off_their_expectation() {
     assert_eq!(off, 0, "{stdout}");
     assert_eq!(output.status.code(), Some(0), "{stdout}");
 }
+
+#[test]
+fn the_gate_bench_runs_the_example_gate_both_ways_with_the_same_verdicts() {
+    let output = lockpick()
+        .args(["bench", "gate", "--quick"])
+        .output()
+        .expect("lockpick runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    let figures: Value = serde_json::from_str(last).expect("the last line is JSON");
+    let rows = figures["gate"].as_array().expect("gate figures");
+    assert_eq!(rows.len(), 2, "{figures}");
+    assert_eq!(
+        (&rows[0]["until"], &rows[1]["until"]),
+        (&"time-limit".into(), &"decided".into())
+    );
+    for row in rows {
+        assert_eq!(row["cells"], 10, "{row}");
+        assert!(row["wall_seconds"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    assert_eq!(rows[0]["verdicts"], rows[1]["verdicts"]);
+    assert!(stdout.contains("the example gate"), "{stdout}");
+}

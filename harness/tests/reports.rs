@@ -88,6 +88,17 @@ fn a_violating_runs_report_tells_its_story_and_renders_in_chromium() {
         html.contains("a stale access"),
         "the report tells the stale write's story"
     );
+    // summary.md quotes the story shortened to its first step, its cause and the violation,
+    // and links no path relative to the store (dead in a pull-request comment).
+    let summary = std::fs::read_to_string(r.dir.join("summary.md")).unwrap();
+    let first = summary
+        .lines()
+        .find(|l| l.starts_with("**First violation**"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(first.contains("acquired the lock"), "{first}");
+    assert!(first.contains("!! client"), "{first}");
+    assert!(first.contains("lease had certainly ended"), "{first}");
+    assert!(!summary.contains("](report.html)"), "{summary}");
     // Keep one screenshot of a violating run's report with the test output.
     let screenshot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("violating-report.png");
     let _ = std::fs::remove_file(&screenshot);
@@ -291,9 +302,13 @@ fn compare_shows_the_pattern_the_field_argues_about() {
         .unwrap()
         .path();
     let html = std::fs::read_to_string(compare.join("compare.html")).unwrap();
+    // Every cell links its report in the grid and in the table; the four invalid cells,
+    // expected valid without a matrix, are listed first as broken, linked too.
+    let broken = rows.iter().filter(|r| r[3] == "invalid").count();
+    assert_eq!(broken, 4, "{stdout}");
     assert_eq!(
         html.matches("report.html").count(),
-        16,
+        16 + broken,
         "every cell links its report, in the grid and in the table"
     );
     assert!(compare.join("compare.md").exists());

@@ -68,6 +68,26 @@ fn an_interrupted_compare_exits_2_and_leaves_nothing() {
         String::from_utf8_lossy(&output.stdout)
     );
     common::assert_prefix_gone(&prefix);
+    // Its junit.xml lists every cell, the ones it did not finish as skipped, and is valid.
+    let dir = std::fs::read_dir(store.path().join("compare"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(junit.contains("tests=\"2\""), "{junit}");
+    assert_eq!(
+        junit.matches("<skipped message=\"not run:").count(),
+        2,
+        "{junit}"
+    );
+    common::junit_schema::validate(&dir.join("junit.xml")).unwrap();
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        summary.starts_with("## lockpick compare: gate not proven: interrupted, 2 cells not run"),
+        "{summary}"
+    );
 }
 
 #[test]

@@ -221,6 +221,10 @@ pub struct RunEnd {
     pub interrupted: bool,
     #[serde(default)]
     pub crashed_clients: Vec<String>,
+    /// When the run ended early because the history already proved a violation
+    /// (`--until decided`), on the run clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at_ns: Option<u64>,
 }
 
 /// The resource's value and count of applied accesses, read after the clients stopped.

@@ -5,6 +5,7 @@
 //! Figures are printed, never asserted: speed depends on the machine.
 
 mod checker;
+mod gate;
 mod generate;
 mod pipeline;
 mod stability;
@@ -27,6 +28,7 @@ struct Figures {
     startup: Option<Vec<startup::StartupRow>>,
     violations: Option<Vec<violations::ViolationRow>>,
     stability: Option<Vec<stability::StabilityRow>>,
+    gate: Option<Vec<gate::GateRow>>,
 }
 
 /// Runs the benchmarks asked for; the exit code is 0, or 1 when a stability run was off its
@@ -41,7 +43,10 @@ pub fn bench(args: &BenchArgs) -> Result<u8> {
             checker::measure_in_child(history, args.what == Some(BenchKind::MeasureParse))?;
             return Ok(0);
         }
-        Some(BenchKind::Startup | BenchKind::Violations | BenchKind::Stability) | None
+        Some(
+            BenchKind::Startup | BenchKind::Violations | BenchKind::Stability | BenchKind::Gate,
+        )
+        | None
             if !nix::unistd::geteuid().is_root() =>
         {
             return Err(bad(
@@ -182,6 +187,22 @@ pub fn bench(args: &BenchArgs) -> Result<u8> {
         let rows = stability::measure(dir, seeds, limit, 2)?;
         code = print_stability(&rows, seeds, limit);
         figures.stability = Some(rows);
+    }
+    // Only when asked for: it runs the example gate twice (two minutes on 2 cores).
+    if args.what == Some(BenchKind::Gate) {
+        let rows = gate::measure(dir, args.quick)?;
+        println!(
+            "\nthe example gate (examples/lockpick.toml)\n{:<11} {:>6} {:>9} {:>7} {:>5}",
+            "until", "cells", "parallel", "wall s", "exit"
+        );
+        for r in &rows {
+            println!(
+                "{:<11} {:>6} {:>9} {:>7.1} {:>5}",
+                r.until, r.cells, r.parallel, r.wall_seconds, r.exit_code
+            );
+        }
+        println!("same verdicts both ways: {:?}", rows[0].verdicts);
+        figures.gate = Some(rows);
     }
     let json = serde_json::to_string(&figures)?;
     if let Some(path) = &args.json {

@@ -25,7 +25,8 @@ pub struct CompareArgs {
     /// One seed for every cell; random if not given.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// How many cells run at once (each on its own nodes and subnet) [default: 1].
+    /// How many cells run at once (each on its own nodes and subnet) [default: the number of
+    /// cores].
     #[arg(long)]
     pub parallel: Option<usize>,
     /// Runs every cell this many times, each repeat with its own seed derived from the
@@ -37,10 +38,34 @@ pub struct CompareArgs {
     /// hours) is refused unless this is raised [default: 100].
     #[arg(long, default_value_t = 100)]
     pub max_cells: usize,
+    /// When a cell expected `invalid` ends: at its first proven violation (`decided`: the
+    /// verdict cannot change after it), or at the time limit; other cells always run their full
+    /// time [default: decided with --matrix, else time-limit].
+    #[arg(long, value_enum)]
+    pub until: Option<super::Until>,
     #[command(flatten)]
     pub knobs: CellKnobs,
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
+    /// The URL at which the store is published (CI artifacts, pages): `summary.md` links each
+    /// report there. Without it, the GitLab job's artifacts when `$CI_JOB_URL` is set, else no
+    /// links (a path relative to the store is dead in a pull-request comment).
+    #[arg(long, value_name = "URL")]
+    pub link_base: Option<String>,
+    /// Also write `summary.md` and `junit.xml` into this folder (a fixed place for a CI job);
+    /// when the comparison fails before any cell runs (bad input: exit 254), they say why.
+    #[arg(long, value_name = "DIR")]
+    pub report_to: Option<PathBuf>,
+    /// Check the matrix (file and flags) and list its cells without running anything; the
+    /// machine (root, servers, the store) is not checked.
+    #[arg(long)]
+    pub check: bool,
+    /// List the cells without running anything (as `--check`, the cells only).
+    #[arg(long)]
+    pub list: bool,
+    /// With `--list`: the runnable cells as JSON for a CI job matrix (`{"include": [...]}`).
+    #[arg(long, requires = "list")]
+    pub json: bool,
 }
 
 /// The run knobs `compare` hands to every cell, as typed: on the command line or under

@@ -146,6 +146,22 @@ pub struct RunArgs {
     /// jars); repeat for several services.
     #[arg(long = "server-bin", value_name = "SERVICE=PATH")]
     pub server_bins: Vec<String>,
+    /// When the workload ends: at the time limit, or at the first violation the history
+    /// proves (`decided`: the verdict is invalid then whatever follows; faults are healed and
+    /// the final read taken as at the time limit).
+    #[arg(long, value_enum, default_value = "time-limit")]
+    pub until: Until,
+}
+
+/// When a run's workload ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Until {
+    /// At `--time-limit`.
+    #[default]
+    TimeLimit,
+    /// At the first violation the history proves, or at the time limit if none.
+    Decided,
 }
 
 #[derive(Args, Debug)]
@@ -214,6 +230,8 @@ pub enum BenchKind {
     /// Every built-in lock without faults and under pause-holder over several seeds: how many
     /// runs were off their expectation, and why (exits 1 unless none). Only when asked for.
     Stability,
+    /// The example CI gate's wall time, to the time limit and decided (only when asked for).
+    Gate,
     /// (internal) Check one history and report time and peak memory.
     #[value(hide = true)]
     MeasureCheck,

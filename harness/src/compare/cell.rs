@@ -4,11 +4,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use lockpick_checkers::story::Story;
 use lockpick_checkers::{Results, Validity};
 use serde::Serialize;
 
 use super::matrix::{CellExpectation, Expectation};
 use super::repeats::{judge_repeats, tally, Repeat};
+use super::state::State;
 use crate::summary_md::Counts;
 
 /// Which cell: a lock under a nemesis (several joined by `+`) with a fencing mode.
@@ -47,9 +49,17 @@ pub struct Figures {
     pub first_story: Option<String>,
     pub first_stale_write: Option<String>,
     pub first_grant_under_live_lease: Option<String>,
+    /// The same stories shortened for a comment ([`Story::shortened`]).
+    #[serde(skip)]
+    pub first_story_short: Option<String>,
+    #[serde(skip)]
+    pub first_stale_write_short: Option<String>,
     /// What ran the servers, on one line: each service's version, and where (see
     /// [`Figures::servers_line`]).
     pub servers: String,
+    /// When the cell ended early at its first proven violation (`--until decided`), in
+    /// seconds on the run clock.
+    pub decided_at: Option<f64>,
     /// The run's folder.
     pub dir: PathBuf,
     pub seed: u64,
@@ -87,12 +97,11 @@ impl Figures {
     }
 
     /// The parts of a run's results a comparison shows and judges.
-    pub fn story_of(results: &Results, kinds: &[&str]) -> Option<String> {
+    pub fn story_of<'a>(results: &'a Results, kinds: &[&str]) -> Option<&'a Story> {
         results
             .stories
             .iter()
             .find(|s| kinds.iter().any(|k| s.kind == *k))
-            .map(|s| s.one_line())
     }
 
     pub fn first_grant_story(results: &Results) -> Option<String> {
@@ -119,6 +128,8 @@ pub enum Outcome {
     NotApplicable {
         reason: String,
     },
+    /// The comparison was interrupted before this cell ended.
+    NotRun,
 }
 
 /// Whether what a cell showed meets what it was expected to show.
@@ -130,7 +141,7 @@ pub enum Judgement {
     Broken(String),
     /// Neither shown nor refuted: the run could not give the proof the expectation needs.
     Unproven(String),
-    /// Nothing to judge: the cell did not run (n/a).
+    /// Nothing to judge: the cell did not run (n/a, or interrupted).
     NotJudged,
 }
 
@@ -167,6 +178,9 @@ pub struct Cell {
     /// Every repeat, in order, when the cell ran more than once (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repeats: Vec<Repeat>,
+    /// The judgement's evidence with its stories shortened, for a comment.
+    #[serde(skip)]
+    pub evidence_short: Option<String>,
 }
 
 impl Cell {
@@ -177,7 +191,7 @@ impl Cell {
             .iter()
             .filter_map(|o| match o {
                 Outcome::Ran(f) => Some((**f).clone()),
-                Outcome::NotApplicable { .. } => None,
+                Outcome::NotApplicable { .. } | Outcome::NotRun => None,
             })
             .collect();
         let (outcome, judgement, repeats) = if runs.is_empty() {
@@ -198,6 +212,24 @@ impl Cell {
             };
             (outcome, judgement, repeats)
         };
+        // The shown repeat's evidence told with shortened stories; the full words where the
+        // repeats, not one run, decide (a tally).
+        let evidence_short = match (&judgement, &outcome) {
+            (Judgement::Broken(full) | Judgement::Unproven(full), Outcome::Ran(figures)) => {
+                let short = expected
+                    .expectations
+                    .iter()
+                    .map(|e| judge_told(*e, figures, Form::Short))
+                    .fold(Judgement::Holds, Judgement::and);
+                match short {
+                    Judgement::Broken(why) | Judgement::Unproven(why) if repeats.is_empty() => {
+                        Some(why)
+                    }
+                    _ => Some(full.clone()),
+                }
+            }
+            _ => None,
+        };
         Cell {
             name,
             expected: expected.words(),
@@ -205,6 +237,7 @@ impl Cell {
             outcome,
             judgement,
             repeats,
+            evidence_short,
         }
     }
 
@@ -220,14 +253,43 @@ impl Cell {
     pub fn figures(&self) -> Option<&Figures> {
         match &self.outcome {
             Outcome::Ran(f) => Some(f),
-            Outcome::NotApplicable { .. } => None,
+            Outcome::NotApplicable { .. } | Outcome::NotRun => None,
+        }
+    }
+
+    pub fn state(&self) -> State {
+        match (&self.judgement, &self.outcome) {
+            (Judgement::Broken(_), _) => State::Broken,
+            (Judgement::Unproven(_), _) => State::NotProven,
+            (Judgement::Holds, _) => State::Held,
+            (Judgement::NotJudged, Outcome::NotRun) => State::NotRun,
+            (Judgement::NotJudged, _) => State::NotApplicable,
         }
     }
 }
 
+/// Which form of a story a judgement quotes.
+#[derive(Clone, Copy)]
+enum Form {
+    Full,
+    Short,
+}
+
 /// One expectation against one run.
 pub fn judge(expectation: Expectation, f: &Figures) -> Judgement {
-    let story = |s: &Option<String>| s.clone().unwrap_or_else(|| "no story recorded".to_string());
+    judge_told(expectation, f, Form::Full)
+}
+
+fn judge_told(expectation: Expectation, f: &Figures, form: Form) -> Judgement {
+    let told = |full: &Option<String>, short: &Option<String>| {
+        let story = match form {
+            Form::Full => full,
+            Form::Short => short.as_ref().map_or(full, |_| short),
+        };
+        story
+            .clone()
+            .unwrap_or_else(|| "no story recorded".to_string())
+    };
     let not_proven = || {
         let reasons = if f.unknown_reasons.is_empty() {
             "the run is unknown".to_string()
@@ -241,7 +303,7 @@ pub fn judge(expectation: Expectation, f: &Figures) -> Judgement {
             Validity::Valid => Judgement::Holds,
             Validity::Invalid => Judgement::Broken(format!(
                 "expected valid, found invalid: {}",
-                story(&f.first_story)
+                told(&f.first_story, &f.first_story_short)
             )),
             Validity::Unknown => not_proven(),
         },
@@ -258,14 +320,14 @@ pub fn judge(expectation: Expectation, f: &Figures) -> Judgement {
             Judgement::Broken(format!(
                 "expected no stale write accepted, found {} accepted: {}",
                 f.counts.stale_writes,
-                story(&f.first_stale_write)
+                told(&f.first_stale_write, &f.first_stale_write_short)
             ))
         }
         Expectation::NoGrantUnderLiveLease if f.counts.grants_under_live_lease > 0 => {
             Judgement::Broken(format!(
                 "expected no grant under a live lease, found {}: {}",
                 f.counts.grants_under_live_lease,
-                story(&f.first_grant_under_live_lease)
+                told(&f.first_grant_under_live_lease, &None)
             ))
         }
         Expectation::NoGrantUnderLiveLease if f.undecidable > 0 => Judgement::Unproven(format!(
@@ -282,109 +344,5 @@ pub fn judge(expectation: Expectation, f: &Figures) -> Judgement {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn figures(verdict: Validity, counts: Counts) -> Figures {
-        Figures {
-            verdict,
-            counts,
-            acquisitions: 10,
-            p50_ms: None,
-            p99_ms: None,
-            unavailability: 0.0,
-            unknown_reasons: Vec::new(),
-            undecidable: 0,
-            first_story: Some("client 1 paused → client 2 wrote".to_string()),
-            first_stale_write: Some("client 1 wrote late".to_string()),
-            first_grant_under_live_lease: None,
-            servers: "redis 7.0.15, netns".to_string(),
-            dir: PathBuf::new(),
-            seed: 1,
-            took: Duration::ZERO,
-        }
-    }
-
-    fn overlapping() -> Counts {
-        Counts {
-            overlaps: 3,
-            ..Counts::default()
-        }
-    }
-
-    #[test]
-    fn the_servers_line_names_versions_programs_and_images() {
-        let netns = serde_json::json!({"runtime": "netns",
-            "server_versions": {"redis": "7.0.15"},
-            "server_bins": {"redis": "/opt/redis-server"}});
-        assert_eq!(Figures::servers_line(&netns, false), "redis 7.0.15, netns");
-        assert_eq!(
-            Figures::servers_line(&netns, true),
-            "redis 7.0.15 /opt/redis-server, netns"
-        );
-        let docker = serde_json::json!({"runtime": "docker",
-            "server_versions": {"etcd": "3.5.9"},
-            "runtime_facts": {"server_image": "quay.io/coreos/etcd:v3.5.9"}});
-        assert_eq!(
-            Figures::servers_line(&docker, false),
-            "etcd 3.5.9, docker quay.io/coreos/etcd:v3.5.9"
-        );
-        assert_eq!(
-            Figures::servers_line(&serde_json::Value::Null, false),
-            "netns"
-        );
-    }
-
-    #[test]
-    fn fenced_overlaps_meet_no_stale_write_but_break_valid() {
-        let f = figures(Validity::Invalid, overlapping());
-        assert_eq!(
-            judge(Expectation::NoStaleWriteAccepted, &f),
-            Judgement::Holds
-        );
-        assert_eq!(judge(Expectation::Invalid, &f), Judgement::Holds);
-        let broken = judge(Expectation::Valid, &f);
-        assert!(matches!(&broken, Judgement::Broken(w) if w.contains("client 2 wrote")));
-    }
-
-    #[test]
-    fn a_stale_write_breaks_its_expectation_with_the_story() {
-        let counts = Counts {
-            stale_writes: 2,
-            ..overlapping()
-        };
-        let f = figures(Validity::Invalid, counts);
-        let judged = judge(Expectation::NoStaleWriteAccepted, &f);
-        assert!(
-            matches!(&judged, Judgement::Broken(w) if w.contains("2 accepted") && w.contains("wrote late"))
-        );
-    }
-
-    #[test]
-    fn an_unknown_run_proves_nothing_it_did_not_show() {
-        let mut f = figures(Validity::Unknown, Counts::default());
-        f.unknown_reasons = vec!["the history is incomplete".to_string()];
-        for e in Expectation::ALL {
-            assert!(matches!(judge(e, &f), Judgement::Unproven(_)), "{e}");
-        }
-        let mut undecided = figures(Validity::Invalid, overlapping());
-        undecided.undecidable = 1;
-        assert!(matches!(
-            judge(Expectation::NoGrantUnderLiveLease, &undecided),
-            Judgement::Unproven(_)
-        ));
-    }
-
-    #[test]
-    fn a_known_unsafe_cell_that_shows_nothing_breaks_its_expectation() {
-        let f = figures(Validity::Valid, Counts::default());
-        assert!(matches!(
-            judge(Expectation::Invalid, &f),
-            Judgement::Broken(_)
-        ));
-        let worst = Judgement::Holds
-            .and(Judgement::Unproven("u".into()))
-            .and(Judgement::Holds);
-        assert_eq!(worst, Judgement::Unproven("u".into()));
-    }
-}
+#[path = "cell_tests.rs"]
+mod tests;

@@ -219,6 +219,57 @@ impl Matrix {
     }
 }
 
+impl ExpectGroup {
+    /// The group as the file says it, to name it in an error: `[[expect]] group 2 (nemeses =
+    /// ["kill-node"], expect = "invalid")`.
+    pub fn label(&self, index: usize) -> String {
+        let mut said = Vec::new();
+        for (key, list) in [
+            ("locks", &self.locks),
+            ("nemeses", &self.nemeses),
+            ("fencing", &self.fencing),
+        ] {
+            if !list.is_empty() {
+                said.push(format!("{key} = {list:?}"));
+            }
+        }
+        let words: Vec<&str> = self.expect.0.iter().map(|e| e.words()).collect();
+        said.push(format!("expect = {:?}", words.join(" and ")));
+        format!("[[expect]] group {} ({})", index + 1, said.join(", "))
+    }
+
+    /// Why the group matches no cell of `locks` × `nemeses` × `fencings`, if it matches none: the
+    /// key whose every item is missing from the matrix, or that no cell has them together.
+    pub fn matches_none(
+        &self,
+        locks: &[String],
+        nemeses: &[String],
+        fencings: &[String],
+    ) -> Option<String> {
+        let any = locks.iter().any(|l| {
+            nemeses
+                .iter()
+                .any(|n| fencings.iter().any(|f| self.matches(l, n, f)))
+        });
+        if any {
+            return None;
+        }
+        for (key, group, matrix) in [
+            ("locks", &self.locks, locks),
+            ("nemeses", &self.nemeses, nemeses),
+            ("fencing", &self.fencing, fencings),
+        ] {
+            if !group.is_empty() && !group.iter().any(|item| matrix.contains(item)) {
+                return Some(format!(
+                    "it matches no cell: none of its {key} {group:?} is in the matrix's {key} \
+                     {matrix:?}"
+                ));
+            }
+        }
+        Some("it matches no cell: no cell has its locks, nemeses and fencing together".to_string())
+    }
+}
+
 impl CellExpectation {
     /// A cell nobody said anything about is expected to be valid.
     pub fn default_valid() -> CellExpectation {
@@ -243,78 +294,5 @@ impl CellExpectation {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const FILE: &str = r#"
-locks = ["redis", "etcd"]
-nemeses = ["none", "pause-holder"]
-fencing = ["on", "off"]
-seed = 7
-
-[knobs]
-time-limit = "4s"
-clients = 3
-
-[[expect]]
-nemeses = ["pause-holder"]
-expect = "known unsafe"
-
-[[expect]]
-locks = ["etcd"]
-nemeses = ["pause-holder"]
-fencing = ["on"]
-expect = ["no stale write accepted", "no grant under a live lease"]
-why = "tokens and a fence"
-
-[[expect]]
-locks = ["redis"]
-nemeses = ["pause-holder"]
-fencing = ["off"]
-expect = "invalid"
-at-least = 2
-"#;
-
-    #[test]
-    fn the_last_matching_group_decides_and_unmatched_cells_are_expected_valid() {
-        let m = Matrix::parse(FILE).unwrap();
-        assert_eq!(m.seed, Some(7));
-        assert_eq!(m.knobs.time_limit.as_deref(), Some("4s"));
-        assert_eq!(m.knobs.clients, Some(3));
-        assert_eq!(
-            m.expectation("redis", "none", "on"),
-            CellExpectation::default_valid()
-        );
-        assert_eq!(
-            m.expectation("redis", "pause-holder", "on").expectations,
-            [Expectation::Invalid]
-        );
-        assert_eq!(
-            m.expectation("etcd", "pause-holder", "off").expectations,
-            [Expectation::Invalid]
-        );
-        let etcd = m.expectation("etcd", "pause-holder", "on");
-        assert_eq!(
-            etcd.expectations,
-            [
-                Expectation::NoStaleWriteAccepted,
-                Expectation::NoGrantUnderLiveLease
-            ]
-        );
-        assert_eq!(etcd.why.as_deref(), Some("tokens and a fence"));
-        let some = m.expectation("redis", "pause-holder", "off");
-        assert_eq!(some.at_least, Some(2));
-        assert_eq!(some.words(), "invalid in at least 2");
-    }
-
-    #[test]
-    fn an_unknown_expectation_or_key_is_refused_with_its_line() {
-        let typo = "[[expect]]\nexpect = \"mostly fine\"\n";
-        let error = Matrix::parse(typo).unwrap_err();
-        assert!(error.contains("line 2"), "{error}");
-        assert!(error.contains("no stale write accepted"), "{error}");
-        let unknown = "[knobs]\nworkk = \"1s\"\n";
-        let error = Matrix::parse(unknown).unwrap_err();
-        assert!(error.contains("workk"), "{error}");
-    }
-}
+#[path = "matrix_tests.rs"]
+mod tests;

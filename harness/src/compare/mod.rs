@@ -10,10 +10,17 @@
 //! every cell is expected valid, so a comparison exits as a run does.
 
 pub mod cell;
+mod junit;
+pub mod links;
+mod listing;
 pub mod matrix;
 mod outputs;
+pub mod page;
 mod plan;
 mod repeats;
+mod report_to;
+pub mod state;
+mod summary;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,11 +35,39 @@ use crate::report;
 use crate::run;
 use crate::summary_md::{self, Counts};
 use cell::{Cell, Figures, Judgement, Outcome};
+use links::Links;
 pub use outputs::{GRID, JSON, TABLE};
+use plan::PlannedCell;
+use state::Tally;
 
-/// Runs the comparison and returns its exit code (see the module's doc).
+/// Runs the comparison and returns its exit code (see the module's doc). With `--report-to`,
+/// what stopped it is written there too.
 pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
-    let plan = plan::plan(args)?;
+    let result = compare_planned(args, interrupt);
+    if let (Err(error), Some(to)) = (&result, &args.report_to) {
+        if let Err(e) = report_to::failed(to, args.matrix.as_deref(), error) {
+            eprintln!("lockpick: {e:#}");
+        }
+    }
+    result
+}
+
+fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
+    if args.check || args.list {
+        let plan = plan::plan(args, plan::Checks::MatrixOnly)?;
+        if args.json {
+            println!("{}", listing::json(&plan));
+        } else {
+            for line in listing::lines(&plan) {
+                println!("{line}");
+            }
+            if args.check {
+                println!("{}", listing::checked(&plan));
+            }
+        }
+        return Ok(0);
+    }
+    let plan = plan::plan(args, plan::Checks::MatrixAndMachine)?;
     summary_md::runs_publish_step_summary(false);
     let runnable = plan.cells.iter().filter(|c| c.configs.is_ok()).count();
     let repeats = plan.seeds.len();
@@ -97,8 +132,11 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
                         } else {
                             String::new()
                         };
+                        let decided = figures
+                            .decided_at
+                            .map_or(String::new(), |s| format!(", decided at {s:.1} s"));
                         crate::tell!(
-                            "[{}/{total}] {}{which}: {} (expected {}: {})",
+                            "[{}/{total}] {}{which}: {} (expected {}: {}{decided})",
                             ran.count() + 1,
                             planned.name,
                             figures.verdict,
@@ -125,21 +163,33 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     }
     let mut outcomes = finished.into_inner().unwrap();
     outcomes.sort_by_key(|(index, repeat, _)| (*index, *repeat));
-    let mut cells: Vec<Cell> = Vec::new();
-    for (index, planned) in plan.cells.iter().enumerate() {
-        let of_cell: Vec<Outcome> = outcomes
-            .iter()
-            .filter(|(i, _, _)| *i == index)
-            .map(|(_, _, o)| o.clone())
-            .collect();
-        if !of_cell.is_empty() {
-            cells.push(Cell::new(planned.name.clone(), &planned.expected, of_cell));
-        }
-    }
+    // Every planned cell is listed: one the interruption kept from its end as not run.
+    let cells: Vec<Cell> = plan
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(index, planned): (usize, &PlannedCell)| {
+            let mut of_cell: Vec<Outcome> = outcomes
+                .iter()
+                .filter(|(i, _, _)| *i == index)
+                .map(|(_, _, o)| o.clone())
+                .collect();
+            if of_cell.is_empty() {
+                of_cell.push(Outcome::NotRun);
+            }
+            Cell::new(planned.name.clone(), &planned.expected, of_cell)
+        })
+        .collect();
     let interrupted = interrupt.load(Ordering::SeqCst);
     let ran = cells.iter().filter(|c| c.figures().is_some()).count();
     let code = exit_code(&cells, interrupted);
-    write_outputs(&plan, &cells, interrupted, ran, runnable, code)?;
+    let links = Links::new(args.link_base.as_deref(), &plan.store, |key| {
+        std::env::var(key).ok()
+    });
+    let dir = write_outputs(&plan, &cells, interrupted, ran, runnable, code, &links)?;
+    if let Some(to) = &args.report_to {
+        report_to::copy(&dir, to)?;
+    }
     Ok(code)
 }
 
@@ -164,7 +214,8 @@ fn write_outputs(
     ran: usize,
     runnable: usize,
     code: u8,
-) -> Result<()> {
+    links: &Links,
+) -> Result<std::path::PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let dir = plan.store.join("compare").join(stamp);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
@@ -186,13 +237,15 @@ fn write_outputs(
         ));
     }
     let seed = plan.seed;
-    let mut table = outputs::table_markdown(cells, seed);
+    let gate = Tally::of(cells).gate(interrupted);
+    let mut table = outputs::table_markdown(cells, seed, &gate);
     for note in &notes {
         table.push_str(&format!("\n{note}\n"));
     }
     crate::safe_write::replace(&dir.join(TABLE), &table)?;
-    crate::safe_write::replace(&dir.join(GRID), outputs::page(cells, seed, &dir, &notes))?;
-    let xml = outputs::junit(cells, seed, &dir).context("cannot render junit.xml")?;
+    let page = page::render(cells, seed, &dir, &notes, interrupted);
+    crate::safe_write::replace(&dir.join(GRID), page)?;
+    let xml = junit::render(cells, seed, &dir).context("cannot render junit.xml")?;
     crate::safe_write::replace(&dir.join(report::JUNIT), crate::xml_chars::well_formed(xml))?;
     let stored = outputs::Stored {
         seed,
@@ -205,15 +258,15 @@ fn write_outputs(
         &dir.join(JSON),
         serde_json::to_string_pretty(&stored)? + "\n",
     )?;
-    let title = format!(
-        "lockpick compare: {} (seed {seed})",
-        match code {
-            0 => "every expectation met",
-            1 => "an expectation was NOT met",
-            _ => "not proven",
-        }
-    );
-    let summary = summary_md::render(&title, &outputs::summary_cells(cells, &dir), &notes);
+    let summary = summary::Summary {
+        cells,
+        seed,
+        notes: &notes,
+        interrupted,
+        dir: &dir,
+        links,
+    }
+    .render();
     summary_md::publish(&dir, &summary)?;
     report::write_index(&plan.store)?;
     crate::terminal::print(&table);
@@ -225,7 +278,7 @@ fn write_outputs(
         }
     }
     crate::say!("\nwritten to {}", dir.display());
-    Ok(())
+    Ok(dir)
 }
 
 /// Runs one cell; `None` if it was interrupted before its end.
@@ -251,9 +304,16 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         unknown_reasons: r.unknown_reasons.clone(),
         undecidable: r.overlapping_holders.as_ref().map_or(0, |o| o.undecidable),
         first_story: r.stories.first().map(|s| s.one_line()),
-        first_stale_write: Figures::story_of(r, &["stale-write"]),
+        first_story_short: r.stories.first().map(|s| s.shortened()),
+        first_stale_write: Figures::story_of(r, &["stale-write"]).map(|s| s.one_line()),
+        first_stale_write_short: Figures::story_of(r, &["stale-write"]).map(|s| s.shortened()),
         first_grant_under_live_lease: Figures::first_grant_story(r),
         servers: Figures::servers_line(&finished.history.setup, !config.server_bins.is_empty()),
+        decided_at: model
+            .run_end
+            .as_ref()
+            .and_then(|e| e.decided_at_ns)
+            .map(|ns| ns as f64 / 1e9),
         dir: finished.dir,
         seed: config.seed,
         took: started.elapsed(),

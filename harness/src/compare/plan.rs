@@ -9,8 +9,8 @@ use anyhow::Result;
 use clap::{Parser, ValueEnum};
 
 use super::cell::CellName;
-use super::matrix::{CellExpectation, Matrix};
-use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs};
+use super::matrix::{CellExpectation, Expectation, Matrix};
+use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs, Until};
 use crate::config::{bad, RunConfig};
 use crate::run;
 
@@ -52,15 +52,30 @@ pub struct Plan {
     pub from_matrix: Option<PathBuf>,
 }
 
+/// Whether planning checks the machine too (root, programs, the store), or only the matrix.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Checks {
+    MatrixAndMachine,
+    MatrixOnly,
+}
+
 /// Checks every list item against the known names and builds each cell's configuration, before
 /// any cell runs. Values go to the cell's parser as whole words, so nothing in a list or a value
-/// can smuggle a flag into a cell.
-pub fn plan(args: &CompareArgs) -> Result<Plan> {
+/// can smuggle a flag into a cell. An error in the matrix file names the file and its key.
+pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
     let matrix = match &args.matrix {
         Some(path) => Matrix::read(path)?,
         None => Matrix::default(),
     };
-    let parallel = args.parallel.or(matrix.parallel).unwrap_or(1);
+    let file = args
+        .matrix
+        .as_ref()
+        .map_or(String::new(), |p| p.display().to_string());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parallel = args
+        .parallel
+        .or(matrix.parallel)
+        .unwrap_or(cores.min(MAX_PARALLEL));
     if parallel == 0 || parallel > MAX_PARALLEL {
         return Err(bad(format!(
             "--parallel {parallel} must be between 1 and {MAX_PARALLEL}"
@@ -79,35 +94,52 @@ pub fn plan(args: &CompareArgs) -> Result<Plan> {
     let fencing_names: Vec<&str> = Fencing::value_variants().iter().map(|f| f.name()).collect();
     let mut nemesis_names = crate::nemesis::names();
     nemesis_names.push(crate::nemesis::NONE);
-    let locks = chosen("--locks", &args.locks, &matrix.locks, DEFAULT_LOCKS)?;
-    known_locks("--locks", &locks, &lock_names)?;
-    let fencings = chosen("--fencing", &args.fencing, &matrix.fencing, DEFAULT_FENCING)?;
-    known("--fencing", &fencings, &fencing_names)?;
-    let nemeses = chosen("--nemeses", &args.nemeses, &matrix.nemeses, DEFAULT_NEMESES)?;
-    known_nemeses("--nemeses", &nemeses, &nemesis_names)?;
-    for group in &matrix.expect {
-        known("an [[expect]] group's locks", &group.locks, &lock_names)?;
-        known_nemeses(
-            "an [[expect]] group's nemeses",
-            &group.nemeses,
-            &nemesis_names,
-        )?;
-        known(
-            "an [[expect]] group's fencing",
-            &group.fencing,
-            &fencing_names,
-        )?;
+    let in_file = |key: &str| format!("{file}: {key}");
+    let file_locks = from_file(&in_file("locks"), &matrix.locks, DEFAULT_LOCKS)?;
+    known_locks(&in_file("locks"), &file_locks, &lock_names)?;
+    let file_fencings = from_file(&in_file("fencing"), &matrix.fencing, DEFAULT_FENCING)?;
+    known(&in_file("fencing"), &file_fencings, &fencing_names)?;
+    let file_nemeses = from_file(&in_file("nemeses"), &matrix.nemeses, DEFAULT_NEMESES)?;
+    known_nemeses(&in_file("nemeses"), &file_nemeses, &nemesis_names)?;
+    for (index, group) in matrix.expect.iter().enumerate() {
+        let key = |key: &str| format!("{file}: [[expect]] group {}: {key}", index + 1);
+        known_locks(&key("locks"), &group.locks, &lock_names)?;
+        known_nemeses(&key("nemeses"), &group.nemeses, &nemesis_names)?;
+        known(&key("fencing"), &group.fencing, &fencing_names)?;
+        // Against the file's own matrix: flags may narrow a comparison (a CI job running one
+        // cell), and then a group is rightly idle.
+        if let Some(why) = group.matches_none(&file_locks, &file_nemeses, &file_fencings) {
+            return Err(bad(format!("{file}: {}: {why}", group.label(index))));
+        }
     }
+    check_file_durations(&file, &matrix.knobs)?;
+    let or_flag = |given: &Option<String>, flag: &str, from_file: &[String]| match given {
+        Some(text) => list(flag, text, ','),
+        None => Ok(from_file.to_vec()),
+    };
+    let locks = or_flag(&args.locks, "--locks", &file_locks)?;
+    known_locks("--locks", &locks, &lock_names)?;
+    let fencings = or_flag(&args.fencing, "--fencing", &file_fencings)?;
+    known("--fencing", &fencings, &fencing_names)?;
+    let nemeses = or_flag(&args.nemeses, "--nemeses", &file_nemeses)?;
+    known_nemeses("--nemeses", &nemeses, &nemesis_names)?;
     let defaults = CellKnobs {
         time_limit: Some(DEFAULT_TIME_LIMIT.to_string()),
         ..CellKnobs::default()
     };
     let knobs = args.knobs.or(&matrix.knobs).or(&defaults);
+    let until = args.until.unwrap_or(if args.matrix.is_some() {
+        Until::Decided
+    } else {
+        Until::TimeLimit
+    });
     let seed = args.seed.or(matrix.seed).unwrap_or_else(rand::random);
     let seeds: Vec<u64> = (0..repeat).map(|r| repeat_seed(seed, r)).collect();
     let store = std::path::absolute(&args.store)
         .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
-    crate::store::check_writable(&store, "compare")?;
+    if checks == Checks::MatrixAndMachine {
+        crate::store::check_writable(&store, "compare")?;
+    }
 
     let planned = locks
         .len()
@@ -132,16 +164,27 @@ pub fn plan(args: &CompareArgs) -> Result<Plan> {
                     nemesis: nemesis.clone(),
                     fencing: fencing.clone(),
                 };
+                let expected = matrix.expectation(lock, nemesis, fencing);
+                // Only a cell that must show a violation is decided by its first one; a cell
+                // held to anything else needs its full time to prove it.
+                let decided =
+                    until == Until::Decided && expected.expectations == [Expectation::Invalid];
+                let cell_until = if decided {
+                    Until::Decided
+                } else {
+                    Until::TimeLimit
+                };
                 let mut configs = Ok(Vec::new());
                 for &seed in &seeds {
-                    match (configure(&name, &knobs, seed, &store)?, &mut configs) {
+                    let configured = configure(&name, &knobs, seed, &store, checks, cell_until)?;
+                    match (configured, &mut configs) {
                         (Ok(config), Ok(configs)) => configs.push(config),
                         (Err(refused), _) => configs = Err(refused),
                         (Ok(_), Err(_)) => {}
                     }
                 }
                 cells.push(PlannedCell {
-                    expected: matrix.expectation(lock, nemesis, fencing),
+                    expected,
                     name,
                     configs,
                 });
@@ -203,6 +246,8 @@ fn configure(
     knobs: &CellKnobs,
     seed: u64,
     store: &std::path::Path,
+    checks: Checks,
+    until: Until,
 ) -> Result<Result<RunConfig, String>> {
     let mut words: Vec<String> = [
         "lockpick",
@@ -221,13 +266,18 @@ fn configure(
     .map(|w| w.to_string())
     .collect();
     words.extend(knobs.words());
+    if until == Until::Decided {
+        words.extend(["--until".to_string(), "decided".to_string()]);
+    }
     let parsed = CellCommand::try_parse_from(&words)
         .map_err(|e| bad(format!("bad cell {name}: {}", e.kind())))?;
     let mut command = vec!["lockpick".to_string(), "run".to_string()];
     command.extend(words[1..].iter().cloned());
     match RunConfig::from_args(&parsed.run, command) {
         Ok(config) => {
-            run::preflight(&config)?;
+            if checks == Checks::MatrixAndMachine {
+                run::preflight(&config)?;
+            }
             Ok(Ok(config))
         }
         Err(e) if refuses(name) => Ok(Err(e.to_string())),
@@ -247,23 +297,37 @@ fn refuses(name: &CellName) -> bool {
         .any(|n| n.needs().refusal(&lock.capabilities()).is_some())
 }
 
-/// The list a flag gives, else the file's, else the default.
-fn chosen(
-    flag: &str,
-    given: &Option<String>,
-    file: &[String],
-    default: &str,
-) -> Result<Vec<String>> {
-    match (given, file.is_empty()) {
-        (Some(text), _) => list(flag, text, ','),
-        (None, false) => {
-            if file.iter().any(|item| item.is_empty()) {
-                return Err(bad(format!("{flag} in the matrix file has an empty item")));
-            }
-            Ok(file.to_vec())
-        }
-        (None, true) => list(flag, default, ','),
+/// The file's list (`key` names it in an error), else the default.
+fn from_file(key: &str, file: &[String], default: &str) -> Result<Vec<String>> {
+    if file.is_empty() {
+        return list(key, default, ',');
     }
+    if file.iter().any(|item| item.is_empty()) {
+        return Err(bad(format!("{key} has an empty item")));
+    }
+    Ok(file.to_vec())
+}
+
+/// The file's durations, each checked here so that an error names the file and the key (the
+/// cell's own parser would name the flag it becomes).
+fn check_file_durations(file: &str, knobs: &CellKnobs) -> Result<()> {
+    let durations = [
+        ("time-limit", &knobs.time_limit),
+        ("ttl", &knobs.ttl),
+        ("work", &knobs.work),
+        ("fault-duration", &knobs.fault_duration),
+        ("fault-interval", &knobs.fault_interval),
+        ("quiet", &knobs.quiet),
+        ("clock-jump", &knobs.clock_jump),
+        ("delay", &knobs.delay),
+        ("op-timeout", &knobs.op_timeout),
+    ];
+    for (key, value) in durations {
+        if let Some(text) = value {
+            crate::config::parse_duration(&format!("{file}: [knobs] {key} ="), text)?;
+        }
+    }
+    Ok(())
 }
 
 /// The items of a `separator`-separated list; none may be empty.

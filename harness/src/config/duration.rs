@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use crate::bad_input::bad;
 
-/// Parses `1.5s`, `500ms`, `2m`, `1h`, or a plain number of seconds.
+/// Parses `1.5s`, `500ms`, `2m`, `1h`, or a plain number of seconds. Spaces between the number
+/// and its unit are allowed (`10 s`, as people write it; decided for matrix files, where a
+/// quoted value invites them): the unit still has to be one of these.
 pub fn parse_duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
     let text = text.trim();
     if text.starts_with('-') {
@@ -46,6 +48,8 @@ mod tests {
         assert_eq!(d("1.5s"), Duration::from_millis(1500));
         assert_eq!(d("2m"), Duration::from_secs(120));
         assert_eq!(d("7"), Duration::from_secs(7));
+        assert_eq!(d("10 s"), Duration::from_secs(10));
+        assert_eq!(d("500 ms"), Duration::from_millis(500));
         for bad in ["", "s", "ten seconds", "5 parsecs", "-1s", "1e400"] {
             assert!(parse_duration("--x", bad).is_err(), "{bad:?} parsed");
         }

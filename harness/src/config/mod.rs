@@ -12,7 +12,7 @@ mod duration;
 pub use crate::bad_input::{bad, BadInput};
 pub use duration::parse_duration;
 
-use crate::cli::{Fencing, PartitionMode, RunArgs};
+use crate::cli::{Fencing, PartitionMode, RunArgs, Until};
 use crate::locks::{self, Lock};
 use crate::nemesis::{self, Needs, Nemesis};
 use crate::runtime::{self, RuntimeKind};
@@ -69,6 +69,8 @@ pub struct RunConfig {
     pub images: BTreeMap<String, String>,
     /// Server programs by service, instead of the host's packages (`--server-bin`).
     pub server_bins: BTreeMap<String, PathBuf>,
+    /// When the workload ends: at the time limit, or at the first proven violation.
+    pub until: Until,
     /// The exact command line, to reproduce the run.
     pub command: Vec<String>,
 }
@@ -306,6 +308,7 @@ impl RunConfig {
             runtime: chosen.kind,
             images: chosen.images,
             server_bins: chosen.server_bins,
+            until: args.until,
             command,
         };
         if config.schedule.is_none() && !config.nemeses.is_empty() {

@@ -11,6 +11,7 @@ use lockpick_checkers::{Op, OpType, Process, F};
 use lockpick_workloads::RunClock;
 use serde_json::json;
 
+use super::decided::Decider;
 use super::progress::{Progress, Status};
 use crate::children::{Event, Role};
 use crate::cluster::Cluster;
@@ -80,8 +81,14 @@ impl Workload {
     }
 
     /// The workload phase, then heal, then the clients' last operations. Returns whether the
-    /// run was interrupted.
-    pub fn execute(&mut self, config: &RunConfig, interrupt: &AtomicBool) -> Result<bool> {
+    /// run was interrupted. With a `decider` (`--until decided`), the workload phase also ends
+    /// at the first violation the history proves.
+    pub fn execute(
+        &mut self,
+        config: &RunConfig,
+        interrupt: &AtomicBool,
+        mut decider: Option<Decider>,
+    ) -> Result<bool> {
         let heal_at = config.heal_at().as_nanos() as u64;
         let deadline = config.time_limit.as_nanos() as u64;
         // After the deadline, a client may still be finishing its critical section: give it time
@@ -91,6 +98,7 @@ impl Workload {
         let mut progress = Progress::new(config.time_limit);
         let mut healed = false;
         let mut timed_out = false;
+        let mut decided_at: Option<u64> = None;
         let result = loop {
             if let Err(e) = self.receive(!healed) {
                 break Err(e);
@@ -106,7 +114,10 @@ impl Workload {
                 if let Err(e) = self.scheduler.on_tick(stage) {
                     break Err(e);
                 }
-                if now >= heal_at || interrupted {
+                if decider.as_mut().is_some_and(Decider::decided) {
+                    decided_at = Some(now);
+                }
+                if now >= heal_at || interrupted || decided_at.is_some() {
                     healed = true;
                     if let Err(e) = self.heal() {
                         break Err(e);
@@ -114,8 +125,9 @@ impl Workload {
                 }
             }
             let finished = now >= deadline && self.open_clients == 0;
-            if healed && (finished || interrupted || now >= hard_stop) {
-                timed_out = !finished && !interrupted;
+            let ended = finished || interrupted || decided_at.is_some();
+            if healed && (ended || now >= hard_stop) {
+                timed_out = !ended;
                 break Ok(interrupted);
             }
             progress.show(&Status {
@@ -134,7 +146,7 @@ impl Workload {
         // How the workload ended goes into the history itself, so that `lockpick check` and
         // `lockpick report` of this history give the run's own verdict.
         let interrupted_now = matches!(result, Ok(true));
-        self.record_run_end(interrupted_now)?;
+        self.record_run_end(interrupted_now, decided_at)?;
         self.final_read()?;
         let children = self.cluster.children();
         children.stop(|r| *r == Role::Resource, Duration::from_secs(2));
@@ -156,13 +168,18 @@ impl Workload {
         })
     }
 
-    fn record_run_end(&mut self, interrupted: bool) -> Result<()> {
+    fn record_run_end(&mut self, interrupted: bool, decided_at: Option<u64>) -> Result<()> {
+        let mut value =
+            json!({ "interrupted": interrupted, "crashed_clients": self.crashed_clients });
+        if let Some(at) = decided_at {
+            value["decided_at_ns"] = json!(at);
+        }
         let op = Op::new(
             self.clock.now(),
             Process::named(Process::HARNESS),
             OpType::Info,
             F::RunEnd,
-            json!({ "interrupted": interrupted, "crashed_clients": self.crashed_clients }),
+            value,
         );
         self.log.append(op)?;
         Ok(())

@@ -8,6 +8,7 @@
 //! when dropped, which also happens on an error or a panic; Ctrl-C and SIGTERM end the workload
 //! phase early and take the same path.
 
+mod decided;
 mod events;
 mod preflight;
 mod progress;
@@ -88,7 +89,9 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     );
 
     let mut workload = setup::setup(config, &prefix, &dir)?;
-    let outcome = workload.execute(config, &interrupt);
+    let decider = (config.until == crate::cli::Until::Decided)
+        .then(|| decided::Decider::new(dir.join(store::HISTORY)));
+    let outcome = workload.execute(config, &interrupt, decider);
     workload.teardown();
     let interrupted = outcome?;
     let crashed_clients = std::mem::take(&mut workload.crashed_clients);

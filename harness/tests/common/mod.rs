@@ -2,7 +2,9 @@
 //! against real servers, each in its own store folder, and check what happened.
 #![allow(dead_code)]
 
+pub mod dom;
 pub mod engine;
+pub mod junit_schema;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

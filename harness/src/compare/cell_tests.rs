@@ -1,0 +1,107 @@
+use super::*;
+
+fn figures(verdict: Validity, counts: Counts) -> Figures {
+    Figures {
+        verdict,
+        counts,
+        acquisitions: 10,
+        p50_ms: None,
+        p99_ms: None,
+        unavailability: 0.0,
+        unknown_reasons: Vec::new(),
+        undecidable: 0,
+        first_story: Some("client 1 paused → client 2 wrote".to_string()),
+        first_stale_write: Some("client 1 wrote late".to_string()),
+        first_grant_under_live_lease: None,
+        first_story_short: Some("client 1 paused → !! client 2 wrote".to_string()),
+        first_stale_write_short: None,
+        servers: "redis 7.0.15, netns".to_string(),
+        decided_at: None,
+        dir: PathBuf::new(),
+        seed: 1,
+        took: Duration::ZERO,
+    }
+}
+
+fn overlapping() -> Counts {
+    Counts {
+        overlaps: 3,
+        ..Counts::default()
+    }
+}
+
+#[test]
+fn the_servers_line_names_versions_programs_and_images() {
+    let netns = serde_json::json!({"runtime": "netns",
+        "server_versions": {"redis": "7.0.15"},
+        "server_bins": {"redis": "/opt/redis-server"}});
+    assert_eq!(Figures::servers_line(&netns, false), "redis 7.0.15, netns");
+    assert_eq!(
+        Figures::servers_line(&netns, true),
+        "redis 7.0.15 /opt/redis-server, netns"
+    );
+    let docker = serde_json::json!({"runtime": "docker",
+        "server_versions": {"etcd": "3.5.9"},
+        "runtime_facts": {"server_image": "quay.io/coreos/etcd:v3.5.9"}});
+    assert_eq!(
+        Figures::servers_line(&docker, false),
+        "etcd 3.5.9, docker quay.io/coreos/etcd:v3.5.9"
+    );
+    assert_eq!(
+        Figures::servers_line(&serde_json::Value::Null, false),
+        "netns"
+    );
+}
+
+#[test]
+fn fenced_overlaps_meet_no_stale_write_but_break_valid() {
+    let f = figures(Validity::Invalid, overlapping());
+    assert_eq!(
+        judge(Expectation::NoStaleWriteAccepted, &f),
+        Judgement::Holds
+    );
+    assert_eq!(judge(Expectation::Invalid, &f), Judgement::Holds);
+    let broken = judge(Expectation::Valid, &f);
+    assert!(matches!(&broken, Judgement::Broken(w) if w.contains("client 2 wrote")));
+}
+
+#[test]
+fn a_stale_write_breaks_its_expectation_with_the_story() {
+    let counts = Counts {
+        stale_writes: 2,
+        ..overlapping()
+    };
+    let f = figures(Validity::Invalid, counts);
+    let judged = judge(Expectation::NoStaleWriteAccepted, &f);
+    assert!(
+        matches!(&judged, Judgement::Broken(w) if w.contains("2 accepted") && w.contains("wrote late"))
+    );
+}
+
+#[test]
+fn an_unknown_run_proves_nothing_it_did_not_show() {
+    let mut f = figures(Validity::Unknown, Counts::default());
+    f.unknown_reasons = vec!["the history is incomplete".to_string()];
+    for e in Expectation::ALL {
+        assert!(matches!(judge(e, &f), Judgement::Unproven(_)), "{e}");
+    }
+    let mut undecided = figures(Validity::Invalid, overlapping());
+    undecided.undecidable = 1;
+    assert!(matches!(
+        judge(Expectation::NoGrantUnderLiveLease, &undecided),
+        Judgement::Unproven(_)
+    ));
+}
+
+#[test]
+fn a_known_unsafe_cell_that_shows_nothing_breaks_its_expectation() {
+    let f = figures(Validity::Valid, Counts::default());
+    assert!(matches!(
+        judge(Expectation::Invalid, &f),
+        Judgement::Broken(_)
+    ));
+    let worst = Judgement::Holds
+        .and(Judgement::Unproven("u".into()))
+        .and(Judgement::Holds);
+    assert_eq!(worst, Judgement::Unproven("u".into()));
+}

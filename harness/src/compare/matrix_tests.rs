@@ -1,0 +1,174 @@
+use super::*;
+
+const FILE: &str = r#"
+locks = ["redis", "etcd"]
+nemeses = ["none", "pause-holder"]
+fencing = ["on", "off"]
+seed = 7
+
+[knobs]
+time-limit = "4s"
+clients = 3
+
+[[expect]]
+nemeses = ["pause-holder"]
+expect = "known unsafe"
+
+[[expect]]
+locks = ["etcd"]
+nemeses = ["pause-holder"]
+fencing = ["on"]
+expect = ["no stale write accepted", "no grant under a live lease"]
+why = "tokens and a fence"
+"#;
+
+#[test]
+fn the_last_matching_group_decides_and_unmatched_cells_are_expected_valid() {
+    let m = Matrix::parse(FILE).unwrap();
+    assert_eq!(m.seed, Some(7));
+    assert_eq!(m.knobs.time_limit.as_deref(), Some("4s"));
+    assert_eq!(m.knobs.clients, Some(3));
+    assert_eq!(
+        m.expectation("redis", "none", "on"),
+        CellExpectation::default_valid()
+    );
+    assert_eq!(
+        m.expectation("redis", "pause-holder", "on").expectations,
+        [Expectation::Invalid]
+    );
+    assert_eq!(
+        m.expectation("etcd", "pause-holder", "off").expectations,
+        [Expectation::Invalid]
+    );
+    let etcd = m.expectation("etcd", "pause-holder", "on");
+    assert_eq!(
+        etcd.expectations,
+        [
+            Expectation::NoStaleWriteAccepted,
+            Expectation::NoGrantUnderLiveLease
+        ]
+    );
+    assert_eq!(etcd.why.as_deref(), Some("tokens and a fence"));
+}
+
+#[test]
+fn an_unknown_expectation_or_key_is_refused_with_its_line() {
+    let typo = "[[expect]]\nexpect = \"mostly fine\"\n";
+    let error = Matrix::parse(typo).unwrap_err();
+    assert!(error.contains("line 2"), "{error}");
+    assert!(error.contains("no stale write accepted"), "{error}");
+    let unknown = "[knobs]\nworkk = \"1s\"\n";
+    let error = Matrix::parse(unknown).unwrap_err();
+    assert!(error.contains("workk"), "{error}");
+}
+
+#[test]
+fn a_group_that_matches_no_cell_says_which_key_missed() {
+    let text = "[[expect]]\nnemeses = [\"kill-node\"]\nexpect = \"invalid\"\n\
+                [[expect]]\nlocks = [\"redis\"]\nfencing = [\"on\"]\nexpect = \"valid\"\n";
+    let m = Matrix::parse(text).unwrap();
+    let list = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (locks, nemeses) = (list(&["redis", "etcd"]), list(&["none", "pause-holder"]));
+    let why = m.expect[0]
+        .matches_none(&locks, &nemeses, &list(&["on"]))
+        .unwrap();
+    assert!(why.contains("none of its nemeses [\"kill-node\"]"), "{why}");
+    assert_eq!(
+        m.expect[0].label(0),
+        "[[expect]] group 1 (nemeses = [\"kill-node\"], expect = \"invalid\")"
+    );
+    let why = m.expect[1]
+        .matches_none(&locks, &nemeses, &list(&["off"]))
+        .unwrap();
+    assert!(why.contains("none of its fencing [\"on\"]"), "{why}");
+    assert_eq!(
+        m.expect[1].matches_none(&locks, &nemeses, &list(&["on", "off"])),
+        None
+    );
+    // Each key has items in the matrix, but no cell has them together.
+    let apart =
+        Matrix::parse("[[expect]]\nlocks = [\"etcd\"]\nnemeses = [\"none\"]\nexpect = \"valid\"\n")
+            .unwrap();
+    let nemeses_for = list(&["pause-holder", "none"]);
+    assert_eq!(
+        apart.expect[0].matches_none(&locks, &nemeses_for, &list(&["on"])),
+        None
+    );
+}
+
+/// The matrix's repeat knobs (`at-least`), from the repeats' side.
+mod with_repeats {
+    use super::super::*;
+
+    const FILE: &str = r#"
+locks = ["redis", "etcd"]
+nemeses = ["none", "pause-holder"]
+fencing = ["on", "off"]
+seed = 7
+
+[knobs]
+time-limit = "4s"
+clients = 3
+
+[[expect]]
+nemeses = ["pause-holder"]
+expect = "known unsafe"
+
+[[expect]]
+locks = ["etcd"]
+nemeses = ["pause-holder"]
+fencing = ["on"]
+expect = ["no stale write accepted", "no grant under a live lease"]
+why = "tokens and a fence"
+
+[[expect]]
+locks = ["redis"]
+nemeses = ["pause-holder"]
+fencing = ["off"]
+expect = "invalid"
+at-least = 2
+"#;
+
+    #[test]
+    fn the_last_matching_group_decides_and_unmatched_cells_are_expected_valid() {
+        let m = Matrix::parse(FILE).unwrap();
+        assert_eq!(m.seed, Some(7));
+        assert_eq!(m.knobs.time_limit.as_deref(), Some("4s"));
+        assert_eq!(m.knobs.clients, Some(3));
+        assert_eq!(
+            m.expectation("redis", "none", "on"),
+            CellExpectation::default_valid()
+        );
+        assert_eq!(
+            m.expectation("redis", "pause-holder", "on").expectations,
+            [Expectation::Invalid]
+        );
+        assert_eq!(
+            m.expectation("etcd", "pause-holder", "off").expectations,
+            [Expectation::Invalid]
+        );
+        let etcd = m.expectation("etcd", "pause-holder", "on");
+        assert_eq!(
+            etcd.expectations,
+            [
+                Expectation::NoStaleWriteAccepted,
+                Expectation::NoGrantUnderLiveLease
+            ]
+        );
+        assert_eq!(etcd.why.as_deref(), Some("tokens and a fence"));
+        let some = m.expectation("redis", "pause-holder", "off");
+        assert_eq!(some.at_least, Some(2));
+        assert_eq!(some.words(), "invalid in at least 2");
+    }
+
+    #[test]
+    fn an_unknown_expectation_or_key_is_refused_with_its_line() {
+        let typo = "[[expect]]\nexpect = \"mostly fine\"\n";
+        let error = Matrix::parse(typo).unwrap_err();
+        assert!(error.contains("line 2"), "{error}");
+        assert!(error.contains("no stale write accepted"), "{error}");
+        let unknown = "[knobs]\nworkk = \"1s\"\n";
+        let error = Matrix::parse(unknown).unwrap_err();
+        assert!(error.contains("workk"), "{error}");
+    }
+}

@@ -1,0 +1,64 @@
+//! `--report-to DIR`: a fixed place where a CI job finds `summary.md` and `junit.xml`, whatever
+//! happened. After a comparison they are copies of its own; when it fails before any cell runs
+//! (a typo in the matrix, a machine that cannot run it) they say what went wrong, so the job
+//! posts that and its test report shows one error, instead of a later step failing with "no such
+//! file". The exit code stays what it was (254 for bad input, 255 when lockpick failed).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::bad_input::BadInput;
+use crate::report;
+use crate::summary_md::{self, SUMMARY};
+
+/// Copies the comparison's `summary.md` and `junit.xml` from its folder `from` into `to`.
+pub fn copy(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("--report-to {}", to.display()))?;
+    for file in [SUMMARY, report::JUNIT] {
+        std::fs::copy(from.join(file), to.join(file))
+            .with_context(|| format!("--report-to {}: cannot write {file}", to.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes into `to` what stopped the comparison, and publishes the summary as a comparison's.
+pub fn failed(to: &Path, matrix: Option<&Path>, error: &anyhow::Error) -> Result<()> {
+    let bad_input = error.downcast_ref::<BadInput>().is_some();
+    let (kind, code) = if bad_input {
+        ("bad input", 254)
+    } else {
+        ("lockpick failed", 255)
+    };
+    let message = format!("{error:#}");
+    std::fs::create_dir_all(to).with_context(|| format!("--report-to {}", to.display()))?;
+    let what = matrix.map_or("the flags".to_string(), |m| m.display().to_string());
+    // A fence longer than any run of backticks in the message keeps it one code block.
+    let longest = message.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let summary = format!(
+        "## lockpick compare: gate not run: {kind} (exit {code})\n\n\
+         The comparison stopped before any cell ran ({what}):\n\n{fence}\n{message}\n{fence}\n\n\
+         Nothing was judged. {}\n",
+        if bad_input {
+            "Fix the matrix or the flags: `lockpick compare --matrix <file> --check` checks \
+             them without running anything."
+        } else {
+            "The machine or lockpick itself failed; the job's log has the rest."
+        }
+    );
+    summary_md::publish(to, &summary)?;
+    let mut report = Report::new("lockpick compare");
+    let mut suite = TestSuite::new("lockpick compare");
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status.set_type(kind);
+    status.set_message(message.clone());
+    status.set_description(format!("{message}\nexit {code}: nothing ran\n"));
+    suite.add_test_case(TestCase::new(format!("the comparison of {what}"), status));
+    report.add_test_suite(suite);
+    let xml = super::junit::to_schema(&report.to_string()?)?;
+    std::fs::write(to.join(report::JUNIT), xml)
+        .with_context(|| format!("--report-to {}: cannot write junit.xml", to.display()))?;
+    Ok(())
+}

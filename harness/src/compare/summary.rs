@@ -1,0 +1,293 @@
+//! `summary.md` of a comparison: what a reviewer reads in a pull-request comment. The gate's
+//! outcome first, then the cells that broke their expectation and those that could not prove
+//! it, each with its evidence (its story shortened: first step, cause, violation) and the
+//! matrix's `why`; then the grid, marked by where each cell stands (a known-unsafe cell that
+//! showed its violation held, so it is not marked like the one that broke the gate); then every
+//! cell folded away. Links go where [`Links`] says, never to a path relative to the store.
+//!
+//! It stays under [`LIMIT`] characters at any size (GitHub refuses comments over 65,536): each
+//! part is added only while it fits, and what does not fit is counted instead.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use lockpick_checkers::Validity;
+
+use super::cell::Cell;
+use super::links::Links;
+use super::state::{by_state, State, Tally};
+use crate::report;
+use crate::summary_md::Counts;
+
+/// The most characters a summary has.
+pub const LIMIT: usize = 60_000;
+/// Kept free for the closing lines that say what was left out.
+const RESERVE: usize = 1_000;
+
+pub struct Summary<'a> {
+    pub cells: &'a [Cell],
+    pub seed: u64,
+    pub notes: &'a [String],
+    pub interrupted: bool,
+    /// The comparison's folder.
+    pub dir: &'a Path,
+    pub links: &'a Links,
+}
+
+fn mark(c: &Cell) -> String {
+    let verdict = c.figures().map(|f| f.verdict);
+    let word = verdict.map_or("n/a".to_string(), |v| v.to_string());
+    match c.state() {
+        State::Held => format!("✅ {word}"),
+        State::Broken => format!("❌ **{word}**"),
+        State::NotProven => format!("❔ {word}"),
+        State::NotApplicable => "➖ n/a".to_string(),
+        State::NotRun => "⏸ not run".to_string(),
+    }
+}
+
+/// Text fit for a table cell or a list item on one line.
+fn one_line(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+impl Summary<'_> {
+    fn report_link(&self, c: &Cell) -> Option<String> {
+        self.links.to(&c.figures()?.dir.join(report::REPORT))
+    }
+
+    pub fn render(&self) -> String {
+        let tally = Tally::of(self.cells);
+        let mut out = format!(
+            "## lockpick compare: {} (seed {})\n\n",
+            tally.gate(self.interrupted),
+            self.seed
+        );
+        let mut counts = Counts::default();
+        for f in self.cells.iter().filter_map(|c| c.figures()) {
+            counts.overlaps += f.counts.overlaps;
+            counts.stale_writes += f.counts.stale_writes;
+            counts.stale_reads += f.counts.stale_reads;
+            counts.grants_under_live_lease += f.counts.grants_under_live_lease;
+        }
+        let verdicts = |v: Validity| {
+            self.cells
+                .iter()
+                .filter(|c| c.figures().is_some_and(|f| f.verdict == v))
+                .count()
+        };
+        let _ = writeln!(
+            out,
+            "**{} cells**: {}. Verdicts: {} valid, {} invalid, {} unknown · overlapping \
+             holders {} · stale writes accepted {} · stale reads {} · grants under a live lease {}",
+            self.cells.len(),
+            tally.line(),
+            verdicts(Validity::Valid),
+            verdicts(Validity::Invalid),
+            verdicts(Validity::Unknown),
+            counts.overlaps,
+            counts.stale_writes,
+            counts.stale_reads,
+            counts.grants_under_live_lease
+        );
+        for note in self.notes {
+            let _ = writeln!(out, "\n{}", one_line(note));
+        }
+        let mut left_out: Vec<String> = Vec::new();
+        for (state, heading) in [
+            (State::Broken, "❌ Broken: off their expectation"),
+            (State::NotProven, "❔ Not proven"),
+        ] {
+            let cells: Vec<&Cell> = by_state(self.cells)
+                .into_iter()
+                .filter(|c| c.state() == state)
+                .collect();
+            if cells.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "\n### {heading} ({})\n", cells.len());
+            let mut shown = 0;
+            for c in &cells {
+                let item = self.item(c);
+                if out.len() + item.len() > LIMIT - RESERVE {
+                    break;
+                }
+                out.push_str(&item);
+                shown += 1;
+            }
+            if shown < cells.len() {
+                left_out.push(format!(
+                    "{} more {} cells",
+                    cells.len() - shown,
+                    state.words()
+                ));
+            }
+        }
+        let grid = self.grid(true);
+        let grid = if out.len() + grid.len() <= LIMIT - RESERVE {
+            grid
+        } else {
+            self.grid(false)
+        };
+        if out.len() + grid.len() <= LIMIT - RESERVE {
+            out.push_str(&grid);
+        } else {
+            left_out.push("the grid".to_string());
+        }
+        self.details(&mut out, &mut left_out);
+        self.where_reports_are(&mut out);
+        if !left_out.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nNot shown, to fit a comment: {}. Every cell is in `{}` and `{}` beside this \
+                 summary.",
+                left_out.join(", "),
+                super::outputs::TABLE,
+                super::outputs::JSON,
+            );
+        }
+        out
+    }
+
+    /// One broken or unproven cell, as a list item.
+    fn item(&self, c: &Cell) -> String {
+        let evidence = c.evidence_short.as_deref().unwrap_or("");
+        let mut item = format!(
+            "- **{}**: {}",
+            one_line(&c.name.to_string()),
+            one_line(evidence)
+        );
+        if let Some(link) = self.report_link(c) {
+            let _ = write!(item, " ([report]({link}))");
+        }
+        item.push('\n');
+        if let Some(why) = &c.why_expected {
+            let _ = writeln!(
+                item,
+                "  - expected {} because: {}",
+                one_line(&c.expected),
+                one_line(why)
+            );
+        }
+        item
+    }
+
+    /// The lock × nemesis grid, each cell marked by its state; broken and unproven cells link
+    /// their reports, if `linked`.
+    fn grid(&self, linked: bool) -> String {
+        let mut nemeses: Vec<&str> = Vec::new();
+        let mut rows: Vec<(&str, &str)> = Vec::new();
+        for c in self.cells {
+            if !nemeses.contains(&c.name.nemesis.as_str()) {
+                nemeses.push(&c.name.nemesis);
+            }
+            let row = (c.name.lock.as_str(), c.name.fencing.as_str());
+            if !rows.contains(&row) {
+                rows.push(row);
+            }
+        }
+        let mut out = String::from(
+            "\n### The grid\n\n✅ held (as expected, whatever the verdict: a known-unsafe cell \
+             that showed its violation held) · ❌ broken · ❔ not proven · ➖ n/a\n\n",
+        );
+        let _ = writeln!(out, "| lock (fencing) | {} |", nemeses.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---|".repeat(nemeses.len()));
+        for (lock, fencing) in rows {
+            let _ = write!(out, "| {} ({fencing}) |", one_line(lock));
+            for nemesis in &nemeses {
+                let cell = self.cells.iter().find(|c| {
+                    c.name.lock == lock && c.name.fencing == fencing && c.name.nemesis == *nemesis
+                });
+                let text = match cell {
+                    None => String::new(),
+                    // Held cells are not linked: their reports are a click away in
+                    // compare.html, and a link costs more of the comment than the cell.
+                    Some(c) => match self
+                        .report_link(c)
+                        .filter(|_| linked && c.state() < State::Held)
+                    {
+                        Some(link) => format!("[{}]({link})", mark(c)),
+                        None => mark(c),
+                    },
+                };
+                let _ = write!(out, " {text} |");
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Every cell, broken first, folded away; rows only while they fit.
+    fn details(&self, out: &mut String, left_out: &mut Vec<String>) {
+        let closing = "\n</details>\n";
+        let _ = writeln!(
+            out,
+            "\n<details><summary>Every cell</summary>\n\n| cell | state | verdict | expected | \
+             why expected | overlapping holders | stale writes accepted | stale reads | grants \
+             under a live lease |\n|---|---|---|---|---|---|---|---|---|"
+        );
+        let cells = by_state(self.cells);
+        let mut shown = 0;
+        for c in &cells {
+            let k = c.figures().map_or(Counts::default(), |f| f.counts);
+            let verdict = match (&c.outcome, c.figures()) {
+                (super::cell::Outcome::NotApplicable { reason }, _) => format!("n/a: {reason}"),
+                (_, Some(f)) => f.verdict.to_string(),
+                _ => "-".to_string(),
+            };
+            // Unlinked: the grid above links each report, and a row stays short.
+            let name = c.name.to_string();
+            let row = format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                one_line(&name),
+                c.state().words(),
+                one_line(&verdict),
+                one_line(&c.expected),
+                one_line(c.why_expected.as_deref().unwrap_or("-")),
+                k.overlaps,
+                k.stale_writes,
+                k.stale_reads,
+                k.grants_under_live_lease
+            );
+            if out.len() + row.len() + closing.len() > LIMIT - RESERVE {
+                break;
+            }
+            out.push_str(&row);
+            shown += 1;
+        }
+        if shown < cells.len() {
+            left_out.push(format!(
+                "{} rows of the table of every cell",
+                cells.len() - shown
+            ));
+        }
+        out.push_str(closing);
+    }
+
+    /// Where the reports are: linked, or their folder in the artifacts.
+    fn where_reports_are(&self, out: &mut String) {
+        let page = self.dir.join(super::outputs::GRID);
+        match self.links.to(&page) {
+            Some(link) => {
+                let _ = writeln!(out, "\nThe grid with every report: [compare.html]({link})");
+            }
+            None => {
+                let _ = write!(
+                    out,
+                    "\nThe grid with every report: `{}` in the store",
+                    self.links.path_in_store(&page)
+                );
+                match &self.links.elsewhere {
+                    Some(run) => {
+                        let _ = writeln!(out, ", among the artifacts of {run}");
+                    }
+                    None => out.push_str(" (give `--link-base` to link the reports)\n"),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "summary_tests.rs"]
+mod tests;
