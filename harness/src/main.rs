@@ -11,7 +11,7 @@ use clap::Parser;
 
 use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
-use lockpick::{bench, clean, client, compare, report, resource, run, store, summary};
+use lockpick::{bench, clean, client, compare, report, resource, run, shrink, store, summary};
 
 const EXIT_BAD_INPUT: u8 = 254;
 const EXIT_CRASH: u8 = 255;
@@ -61,6 +61,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             Ok(finished.results.valid.exit_code() as u8)
         }
         Command::Check(args) => check(&args),
+        Command::Shrink(args) => shrink::shrink(&args, interrupt_on_signals()?),
         Command::Clean(args) => {
             if !nix::unistd::geteuid().is_root() {
                 return Err(bad("lockpick clean needs root: run it with sudo"));
@@ -155,7 +156,7 @@ fn open_history(path: &Path) -> Result<std::fs::File> {
 /// Clap's error as one line: its message and hints, without the usage block.
 fn clap_error_line(e: &clap::Error) -> String {
     if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        return "a command is needed: run, compare, check, clean, report or bench (see --help)"
+        return "a command is needed: run, compare, check, shrink, clean, report or bench (see --help)"
             .to_string();
     }
     let text = e.render().to_string();
