@@ -51,6 +51,12 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let finished = run::run(&config, interrupt)?;
             print!("{}", summary::render(&finished.results));
             println!("  store: {}", finished.dir.display());
+            if finished.results.valid == lockpick_checkers::Validity::Invalid {
+                println!(
+                    "  smallest failing schedule: lockpick shrink {}",
+                    finished.dir.display()
+                );
+            }
             for crash in &finished.crashed_clients {
                 println!("  warning: {crash}");
             }

@@ -70,6 +70,14 @@ fn assert_every_replay_gone(stderr: &str) {
 fn a_paused_holder_run_on_real_redis_shrinks_to_one_window_whose_command_replays_it() {
     let original = run_line("--lock redis --nemesis pause-holder --time-limit 8s --seed 11");
     assert_eq!(original.code, 1, "{}", original.stdout);
+    // An invalid run offers the shrink.
+    assert!(
+        original
+            .stdout
+            .contains("smallest failing schedule: lockpick shrink /"),
+        "{}",
+        original.stdout
+    );
     let store = tempfile::tempdir().unwrap();
     let output = lockpick()
         .args(["shrink", original.dir.to_str().unwrap()])
