@@ -44,12 +44,11 @@ pub struct Source {
     pub results: Results,
 }
 
-/// A file of the run folder, read only if it is a regular file (not a link, FIFO or device).
-fn read_regular(dir: &Path, name: &str) -> Result<String> {
+/// A file of the run folder, if it is a regular file (not a link, FIFO or device).
+fn regular(dir: &Path, name: &str) -> Result<PathBuf> {
     let path = dir.join(name);
     match fs::symlink_metadata(&path) {
-        Ok(m) if m.is_file() => fs::read_to_string(&path)
-            .map_err(|e| bad(format!("cannot read {}: {e}", path.display()))),
+        Ok(m) if m.is_file() => Ok(path),
         Ok(_) => Err(bad(format!("{} is not a regular file", path.display()))),
         Err(e) => Err(bad(format!(
             "{} is not a run folder: no {name} ({e})",
@@ -58,12 +57,17 @@ fn read_regular(dir: &Path, name: &str) -> Result<String> {
     }
 }
 
+fn read_regular(dir: &Path, name: &str) -> Result<String> {
+    let path = regular(dir, name)?;
+    fs::read_to_string(&path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))
+}
+
 impl Source {
     pub fn load(dir: &Path, kind: Option<ViolationKind>) -> Result<Source> {
         if !dir.is_dir() {
             return Err(bad(format!("{} is not a run folder", dir.display())));
         }
-        read_regular(dir, store::HISTORY)?;
+        regular(dir, store::HISTORY)?;
         let command = read_regular(dir, store::COMMAND)?;
         let words = shell_words::split(command.trim()).map_err(|e| {
             bad(format!(
@@ -86,8 +90,7 @@ impl Source {
         else {
             return Err(not_a_run());
         };
-        read_regular(dir, store::SCHEDULE)?;
-        let schedule = Schedule::load(&dir.join(store::SCHEDULE))?;
+        let schedule = Schedule::load(&regular(dir, store::SCHEDULE)?)?;
         if schedule.windows.is_empty() {
             return Err(bad(format!(
                 "{}: the run had no fault to shrink",
