@@ -233,3 +233,38 @@ fn ctrl_c_keeps_the_best_schedule_found_so_far_and_leaves_nothing() {
     let (prefix, _) = run_identity(&dir.join("run"));
     assert_prefix_gone(&prefix);
 }
+
+#[test]
+fn compare_offers_the_shrink_of_an_invalid_cell_and_its_cell_shrinks() {
+    let store = tempfile::tempdir().unwrap();
+    let output = lockpick()
+        .args(["compare", "--locks", "redis", "--nemeses", "pause-holder"])
+        .args(["--time-limit", "4s", "--clients", "2", "--ttl", "500ms"])
+        .args(["--fault-duration", "1s", "--fault-interval", "500ms"])
+        .args(["--quiet", "500ms", "--seed", "61", "--store"])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let offered = stdout
+        .lines()
+        .find_map(|l| l.split_once(": lockpick shrink "))
+        .unwrap_or_else(|| panic!("no shrink offered:\n{stdout}"));
+    assert!(offered.0.contains("redis × pause-holder"), "{}", offered.0);
+    let shrinks = tempfile::tempdir().unwrap();
+    let output = lockpick()
+        .args(["shrink", offered.1, "--budget", "runs=4", "--store"])
+        .arg(shrinks.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_every_replay_gone(&stderr);
+    let record = read_json(&shrink_dir(shrinks.path()).join("shrink.json"));
+    assert!(record["runs"].as_u64().unwrap() <= 4, "{record:#}");
+    assert!(
+        record["to"]["windows"].as_u64() <= record["from"]["windows"].as_u64(),
+        "{record:#}"
+    );
+}

@@ -186,6 +186,14 @@ fn write_outputs(
             Judgement::Unproven(why) => println!("UNPROVEN: {}: {why}", c.name),
             _ => {}
         }
+        if let Some(f) = (c.figures()).filter(|f| f.verdict == lockpick_checkers::Validity::Invalid)
+        {
+            println!(
+                "smallest failing schedule of {}: lockpick shrink {}",
+                c.name,
+                f.dir.display()
+            );
+        }
     }
     println!("\nwritten to {}", dir.display());
     Ok(())
