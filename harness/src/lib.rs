@@ -37,6 +37,7 @@ pub mod schedule_check;
 pub mod scheduler;
 pub mod scratch;
 pub mod service;
+pub mod shrink;
 pub mod stable_hash;
 pub mod store;
 pub mod summary;

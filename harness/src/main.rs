@@ -13,7 +13,8 @@ use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
 use lockpick::terminal_text::neutral;
 use lockpick::{
-    bench, clean, client, compare, report, resource, run, say, store, summary, tell, terminal,
+    bench, clean, client, compare, report, resource, run, say, shrink, store, summary, tell,
+    terminal,
 };
 
 const EXIT_BAD_INPUT: u8 = 254;
@@ -54,6 +55,12 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let finished = run::run(&config, interrupt)?;
             terminal::print(&neutral(&summary::render(&finished.results)));
             say!("  store: {}", finished.dir.display());
+            if finished.results.valid == lockpick_checkers::Validity::Invalid {
+                say!(
+                    "  smallest failing schedule: lockpick shrink {}",
+                    finished.dir.display()
+                );
+            }
             for crash in &finished.crashed_clients {
                 say!("  warning: {crash}");
             }
@@ -76,6 +83,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             Ok(finished.results.valid.exit_code() as u8)
         }
         Command::Check(args) => check(&args),
+        Command::Shrink(args) => shrink::shrink(&args, interrupt_on_signals()?),
         Command::Clean(args) => {
             if !nix::unistd::geteuid().is_root() {
                 return Err(bad("lockpick clean needs root: run it with sudo"));
@@ -167,7 +175,7 @@ fn open_history(path: &Path) -> Result<std::fs::File> {
 /// Clap's error as one line: its message and hints, without the usage block.
 fn clap_error_line(e: &clap::Error) -> String {
     if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        return "a command is needed: run, compare, check, clean, report or bench (see --help)"
+        return "a command is needed: run, compare, check, shrink, clean, report or bench (see --help)"
             .to_string();
     }
     let text = e.render().to_string();

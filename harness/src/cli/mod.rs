@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod compare_args;
+mod shrink_args;
 mod values;
 
 pub use crate::firewall::PartitionMode;
 pub use compare_args::{CellKnobs, CompareArgs};
+pub use shrink_args::{ShrinkArgs, ViolationKind};
 use values::{duration_word, lock_values, nemesis_values, runtime_values};
 
 #[derive(Parser, Debug)]
@@ -34,6 +36,9 @@ pub enum Command {
     Compare(Box<CompareArgs>),
     /// Re-check a stored history offline.
     Check(CheckArgs),
+    /// Shrink a violating run to the smallest schedule that still fails, and a command that
+    /// replays it.
+    Shrink(Box<ShrinkArgs>),
     /// Remove everything an earlier, crashed run left behind (namespaces, processes, files).
     Clean(CleanArgs),
     /// Write a stored run's report.html and junit.xml again.

@@ -276,6 +276,14 @@ fn write_outputs(
             Judgement::Unproven(why) => crate::say!("UNPROVEN: {}: {why}", c.name),
             _ => {}
         }
+        if let Some(f) = (c.figures()).filter(|f| f.verdict == lockpick_checkers::Validity::Invalid)
+        {
+            println!(
+                "smallest failing schedule of {}: lockpick shrink {}",
+                c.name,
+                f.dir.display()
+            );
+        }
     }
     crate::say!("\nwritten to {}", dir.display());
     Ok(dir)

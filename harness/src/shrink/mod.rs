@@ -1,0 +1,307 @@
+//! `lockpick shrink <run folder>`: the smallest schedule that still breaks the lock, and one
+//! command that replays it. From the run's `schedule.json` and `command.txt`, the [`search`]
+//! tries smaller candidates (fewer fault windows by delta debugging, then shorter windows,
+//! fewer clients, a shorter time limit); [`trial`] replays each as a normal `lockpick run`
+//! and counts it failing when m of k replays show the same kind of violation; [`source`] reads
+//! the run and writes the replay's command line.
+//!
+//! Everything goes to `<store>/shrink/<time>/`: `schedule.json` (the shrunk schedule),
+//! `command.txt` (the replay command), `shrink.json` (what was tried, with runs and seconds) and
+//! `run`, a link to a replay of the shrunk schedule that failed (its report and story). The
+//! search is bounded by `--budget`; Ctrl-C ends the replay under way and keeps the best schedule
+//! found so far.
+
+mod search;
+mod source;
+mod trial;
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::bad_input::bad;
+use crate::cli::{ShrinkArgs, ViolationKind};
+use crate::config::RunConfig;
+use crate::schedule::Schedule;
+use crate::store;
+use search::{Candidate, Limits};
+use source::{duration_words, Source};
+use trial::{Budget, Replayer, Step};
+
+/// The most replays of one candidate: more is a typo, and each costs a full run.
+const MAX_REPLAYS: u32 = 20;
+pub const SHRINK_JSON: &str = "shrink.json";
+/// The link to a failing replay of the shrunk schedule.
+pub const SHRUNK_RUN: &str = "run";
+
+/// `shrink.json`.
+#[derive(Serialize)]
+struct Record<'a> {
+    run: &'a Path,
+    kind: ViolationKind,
+    replays: u32,
+    min_failures: u32,
+    budget: Budget,
+    from: Shape,
+    to: Shape,
+    /// How many replays of the shrunk schedule failed, of how many (`None`: not shrunk; the
+    /// original run failed once).
+    confirmed: Option<(u32, u32)>,
+    runs: u32,
+    seconds: f64,
+    stopped: Option<&'a str>,
+    replay_command: &'a str,
+    steps: &'a [Step],
+}
+
+#[derive(Serialize)]
+struct Shape {
+    windows: usize,
+    clients: u32,
+    time_limit_ms: u64,
+}
+
+impl Shape {
+    fn of(c: &Candidate) -> Shape {
+        Shape {
+            windows: c.windows.len(),
+            clients: c.clients,
+            time_limit_ms: c.time_limit_ms,
+        }
+    }
+
+    fn words(&self) -> String {
+        format!(
+            "{} window{}, {} clients, {}",
+            self.windows,
+            if self.windows == 1 { "" } else { "s" },
+            self.clients,
+            duration_words(self.time_limit_ms)
+        )
+    }
+}
+
+/// Shrinks the run and returns the exit code: 1 when a failing schedule was written, 2 when
+/// interrupted (the best so far is still written).
+pub fn shrink(args: &ShrinkArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
+    if args.replays == 0 || args.replays > MAX_REPLAYS {
+        return Err(bad(format!(
+            "--replays {} must be between 1 and {MAX_REPLAYS}",
+            args.replays
+        )));
+    }
+    if args.min_failures == 0 || args.min_failures > args.replays {
+        return Err(bad(format!(
+            "--min-failures {} must be between 1 and --replays {}",
+            args.min_failures, args.replays
+        )));
+    }
+    let budget = Budget::parse(&args.budget)?;
+    if !nix::unistd::geteuid().is_root() {
+        return Err(bad("lockpick shrink needs root: run it with sudo"));
+    }
+    let run =
+        std::path::absolute(&args.run).map_err(|e| bad(format!("{}: {e}", args.run.display())))?;
+    let source = Source::load(&run, args.kind)?;
+    let kind = args.kind.unwrap_or(source.kinds[0]);
+    let store = std::path::absolute(&args.store)
+        .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
+    // The run's own command must replay (and the store take runs) before anything is made.
+    let (words, run_args) = source.replay_command(
+        &run.join(store::SCHEDULE),
+        source.clients,
+        source.time_limit_ms,
+        Some(&store.join("shrink")),
+    )?;
+    let config = RunConfig::from_args(&run_args, words)?;
+    crate::run::preflight(&config)?;
+    crate::summary_md::runs_publish_step_summary(false);
+    let dir = create_shrink_dir(&store)?;
+    eprintln!(
+        "lockpick shrink: {} ({}), {} violation; a candidate fails when {} of {} replays show \
+         it; budget {} runs, {} s; in {}",
+        source.name,
+        run.display(),
+        kind.name(),
+        args.min_failures,
+        args.replays,
+        budget.runs,
+        budget.time.as_secs(),
+        dir.display()
+    );
+    let start = Candidate {
+        windows: source.schedule.windows.clone(),
+        clients: source.clients,
+        time_limit_ms: source.time_limit_ms,
+    };
+    let limits = Limits {
+        quiet_ms: source.quiet_ms,
+        violation_ms: source::first_ms(&source.results, kind),
+    };
+    let mut replayer = Replayer {
+        source: &source,
+        dir: &dir,
+        kind,
+        replays: args.replays,
+        min_failures: args.min_failures,
+        budget,
+        started: Instant::now(),
+        interrupt: Arc::clone(&interrupt),
+        runs: 0,
+        steps: Vec::new(),
+        best: None,
+        stopped: None,
+        error: None,
+    };
+    let best = search::shrink(start.clone(), &limits, &mut replayer);
+    let written = write_outputs(&dir, &source, args, &start, &best, &replayer);
+    if let Some(e) = replayer.error.take() {
+        return Err(e.context(format!(
+            "the shrink stopped; its best so far is in {}",
+            dir.display()
+        )));
+    }
+    written?;
+    Ok(if interrupt.load(Ordering::SeqCst) {
+        2
+    } else {
+        1
+    })
+}
+
+/// `<store>/shrink/<time>/`, created exclusively (a `-N` suffix when the time is taken).
+fn create_shrink_dir(store: &Path) -> Result<PathBuf> {
+    let parent = store.join("shrink");
+    fs::create_dir_all(&parent).map_err(|e| {
+        bad(format!(
+            "--store {}: cannot create {}: {e}",
+            store.display(),
+            parent.display()
+        ))
+    })?;
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    for attempt in 0.. {
+        let leaf = match attempt {
+            0 => stamp.clone(),
+            n => format!("{stamp}-{n}"),
+        };
+        let dir = parent.join(leaf);
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(bad(format!("cannot create {}: {e}", dir.display()))),
+        }
+    }
+    unreachable!("the attempts never run out")
+}
+
+/// A new file in a folder the shrink made; never through a link, never over a file.
+fn write_new(path: &Path, text: &str) -> Result<()> {
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Writes the shrunk schedule, its replay command, `shrink.json` and the `run` link, and tells
+/// the terminal (the shrunk run's story included).
+fn write_outputs(
+    dir: &Path,
+    source: &Source,
+    args: &ShrinkArgs,
+    start: &Candidate,
+    best: &Candidate,
+    replayer: &Replayer,
+) -> Result<()> {
+    let schedule = Schedule {
+        windows: best.windows.clone(),
+        ..source.schedule.clone()
+    };
+    let schedule_path = dir.join(store::SCHEDULE);
+    write_new(
+        &schedule_path,
+        &(serde_json::to_string_pretty(&schedule)? + "\n"),
+    )?;
+    let (words, _) =
+        source.replay_command(&schedule_path, best.clients, best.time_limit_ms, None)?;
+    let command = shell_words::join(&words);
+    write_new(&dir.join(store::COMMAND), &(command.clone() + "\n"))?;
+    // The failing replay of the shrunk schedule, or the run itself when nothing smaller failed.
+    let (shown_run, confirmed) = match &replayer.best {
+        Some((folder, runs)) => {
+            let step = replayer.steps.iter().rev().find(|s| s.kept);
+            let run = runs
+                .first()
+                .context("a kept candidate has a failing replay")?;
+            let relative = run.strip_prefix(dir).unwrap_or(run).to_path_buf();
+            std::os::unix::fs::symlink(&relative, dir.join(SHRUNK_RUN))?;
+            debug_assert!(run.starts_with(folder));
+            (run.clone(), step.map(|s| (s.failed, s.replays)))
+        }
+        None => {
+            std::os::unix::fs::symlink(&source.dir, dir.join(SHRUNK_RUN))?;
+            (source.dir.clone(), None)
+        }
+    };
+    let seconds = replayer.started.elapsed().as_secs_f64();
+    let record = Record {
+        run: &source.dir,
+        kind: replayer.kind,
+        replays: args.replays,
+        min_failures: args.min_failures,
+        budget: replayer.budget,
+        from: Shape::of(start),
+        to: Shape::of(best),
+        confirmed,
+        runs: replayer.runs,
+        seconds,
+        stopped: replayer.stopped.as_deref(),
+        replay_command: &command,
+        steps: &replayer.steps,
+    };
+    write_new(
+        &dir.join(SHRINK_JSON),
+        &(serde_json::to_string_pretty(&record)? + "\n"),
+    )?;
+    let results = crate::report::load(&shown_run)?.results;
+    println!(
+        "shrunk {}: {} -> {}",
+        source.name,
+        record.from.words(),
+        record.to.words()
+    );
+    match confirmed {
+        Some((failed, ran)) => println!(
+            "  {} violation in {failed} of {ran} replays of the shrunk schedule (at least {} of \
+             {} needed)",
+            replayer.kind.name(),
+            args.min_failures,
+            args.replays
+        ),
+        None => println!(
+            "  no smaller schedule failed in {} of {} replays: the run's own schedule is kept",
+            args.min_failures, args.replays
+        ),
+    }
+    println!("  took {} runs in {seconds:.0} s", replayer.runs);
+    if let Some(why) = &replayer.stopped {
+        println!("  stopped early: {why}");
+    }
+    println!(
+        "  shrunk run: {} ({})",
+        dir.join(SHRUNK_RUN).display(),
+        shown_run.display()
+    );
+    print!("{}", crate::summary::render(&results));
+    println!("  replay: {command}");
+    println!("  written to {}", dir.display());
+    Ok(())
+}
