@@ -31,6 +31,8 @@ pub struct Counts {
     pub grants_under_live_lease: usize,
     /// Fencing tokens that broke their promise: reused by two clients, or gone backwards.
     pub token_violations: usize,
+    /// Stretches in which the lock was certainly free yet refused to everyone.
+    pub jams: usize,
 }
 
 impl Counts {
@@ -48,6 +50,7 @@ impl Counts {
                 .token_violations
                 .as_ref()
                 .map_or(0, |t| t.reused + t.went_backwards),
+            jams: results.liveness.as_ref().map_or(0, |l| l.jams.len()),
         }
     }
 
@@ -57,6 +60,7 @@ impl Counts {
         self.stale_reads += other.stale_reads;
         self.grants_under_live_lease += other.grants_under_live_lease;
         self.token_violations += other.token_violations;
+        self.jams += other.jams;
     }
 }
 

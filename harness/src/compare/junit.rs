@@ -107,6 +107,8 @@ fn suite(c: &Cell, seed: u64, dir: &Path) -> TestSuite {
                 "grants under a live lease",
                 k.grants_under_live_lease.to_string(),
             ),
+            Property::new("token violations", k.token_violations.to_string()),
+            Property::new("jams", k.jams.to_string()),
         ]);
     }
     if let Some(path) = report_path {

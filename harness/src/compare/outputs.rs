@@ -41,7 +41,7 @@ pub fn report_link(from: &Path, cell: &Cell) -> Option<String> {
         .map(|f| relative(from, &f.dir.join(report::REPORT)))
 }
 
-pub const HEADER: [&str; 15] = [
+pub const HEADER: [&str; 16] = [
     "lock",
     "nemesis",
     "fencing",
@@ -51,6 +51,7 @@ pub const HEADER: [&str; 15] = [
     "stale reads",
     "grants under a live lease",
     "token violations",
+    "jams",
     "acquisitions",
     "acquire p50 ms",
     "acquire p99 ms",
@@ -75,12 +76,13 @@ pub fn row(cell: &Cell) -> Vec<String> {
             f.counts.stale_reads.to_string(),
             f.counts.grants_under_live_lease.to_string(),
             f.counts.token_violations.to_string(),
+            f.counts.jams.to_string(),
             f.acquisitions.to_string(),
             latency(f.p50_ms),
             latency(f.p99_ms),
             format!("{:.0}%", f.unavailability * 100.0),
         ]),
-        None => row.extend(std::iter::repeat_n("-".to_string(), 9)),
+        None => row.extend(std::iter::repeat_n("-".to_string(), 10)),
     }
     row.push(match cell.judgement {
         Judgement::NotJudged => "-".to_string(),

@@ -255,6 +255,8 @@ fn grid_cell(c: &Cell, dir: &Path) -> Markup {
                         "overlaps " (f.counts.overlaps) " · stale writes " (f.counts.stale_writes)
                         " · stale reads " (f.counts.stale_reads)
                         " · grants under a live lease " (f.counts.grants_under_live_lease)
+                        " · token violations " (f.counts.token_violations)
+                        " · jams " (f.counts.jams)
                     }
                 }
                 _ => { div.verdict-word { (verdict_word(c)) } }

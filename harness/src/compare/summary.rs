@@ -69,6 +69,8 @@ impl Summary<'_> {
             counts.stale_writes += f.counts.stale_writes;
             counts.stale_reads += f.counts.stale_reads;
             counts.grants_under_live_lease += f.counts.grants_under_live_lease;
+            counts.token_violations += f.counts.token_violations;
+            counts.jams += f.counts.jams;
         }
         let verdicts = |v: Validity| {
             self.cells
@@ -79,7 +81,8 @@ impl Summary<'_> {
         let _ = writeln!(
             out,
             "**{} cells**: {}. Verdicts: {} valid, {} invalid, {} unknown · overlapping \
-             holders {} · stale writes accepted {} · stale reads {} · grants under a live lease {}",
+             holders {} · stale writes accepted {} · stale reads {} · grants under a live lease {} \
+             · token violations {} · jams {}",
             self.cells.len(),
             tally.line(),
             verdicts(Validity::Valid),
@@ -88,7 +91,9 @@ impl Summary<'_> {
             counts.overlaps,
             counts.stale_writes,
             counts.stale_reads,
-            counts.grants_under_live_lease
+            counts.grants_under_live_lease,
+            counts.token_violations,
+            counts.jams
         );
         for note in self.notes {
             let _ = writeln!(out, "\n{}", one_line(note));
