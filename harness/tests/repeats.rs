@@ -103,7 +103,8 @@ fn every_repeat_has_its_own_seed_and_invalid_must_show_in_each() {
     let paused = &cells[1];
     assert_eq!(paused["judgement"], "holds", "{paused}");
     let summary = std::fs::read_to_string(c.dir.join("summary.md")).unwrap();
-    assert!(summary.contains("❌ invalid 3/3"), "{summary}");
+    // A known-unsafe cell that showed its violation in every repeat held its expectation.
+    assert!(summary.contains("✅ invalid 3/3"), "{summary}");
     assert!(summary.contains("✅ valid 3/3"), "{summary}");
     let table = std::fs::read_to_string(c.dir.join("compare.md")).unwrap();
     assert!(table.contains("| invalid 3/3 |"), "{table}");

@@ -35,8 +35,8 @@ pub struct Summary<'a> {
 }
 
 fn mark(c: &Cell) -> String {
-    let verdict = c.figures().map(|f| f.verdict);
-    let word = verdict.map_or("n/a".to_string(), |v| v.to_string());
+    // With repeats, the tally too ("invalid 3/3").
+    let word = c.verdict_words().unwrap_or_else(|| "n/a".to_string());
     match c.state() {
         State::Held => format!("✅ {word}"),
         State::Broken => format!("❌ **{word}**"),
@@ -237,7 +237,7 @@ impl Summary<'_> {
             let k = c.figures().map_or(Counts::default(), |f| f.counts);
             let verdict = match (&c.outcome, c.figures()) {
                 (super::cell::Outcome::NotApplicable { reason }, _) => format!("n/a: {reason}"),
-                (_, Some(f)) => f.verdict.to_string(),
+                (_, Some(_)) => c.verdict_words().unwrap_or_default(),
                 _ => "-".to_string(),
             };
             // Unlinked: the grid above links each report, and a row stays short.
