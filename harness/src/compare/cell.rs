@@ -334,12 +334,21 @@ fn judge_told(expectation: Expectation, f: &Figures, form: Form) -> Judgement {
             "expected no grant under a live lease, not proven: {} overlap(s) of undecidable cause",
             f.undecidable
         )),
-        Expectation::NoStaleWriteAccepted | Expectation::NoGrantUnderLiveLease
+        Expectation::Recovers if f.counts.jams > 0 => Judgement::Broken(format!(
+            "expected the lock to recover, found it jammed {} time(s): refused to everyone while \
+             certainly free (the jam's story is in the cell's report)",
+            f.counts.jams
+        )),
+        Expectation::NoStaleWriteAccepted
+        | Expectation::NoGrantUnderLiveLease
+        | Expectation::Recovers
             if !f.unknown_reasons.is_empty() =>
         {
             not_proven()
         }
-        Expectation::NoStaleWriteAccepted | Expectation::NoGrantUnderLiveLease => Judgement::Holds,
+        Expectation::NoStaleWriteAccepted
+        | Expectation::NoGrantUnderLiveLease
+        | Expectation::Recovers => Judgement::Holds,
     }
 }
 

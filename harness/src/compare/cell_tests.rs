@@ -105,3 +105,26 @@ fn a_known_unsafe_cell_that_shows_nothing_breaks_its_expectation() {
         .and(Judgement::Holds);
     assert_eq!(worst, Judgement::Unproven("u".into()));
 }
+
+#[test]
+fn recovers_breaks_on_a_jam_whatever_else_the_run_found() {
+    let jammed = Counts {
+        jams: 1,
+        ..Counts::default()
+    };
+    let broken = judge(Expectation::Recovers, &figures(Validity::Invalid, jammed));
+    assert!(
+        matches!(&broken, Judgement::Broken(w) if w.contains("jammed 1 time(s)")),
+        "{broken:?}"
+    );
+    // Overlaps and stale writes are not liveness: a lock that recovers holds it.
+    let unsafe_but_live = figures(Validity::Invalid, overlapping());
+    assert_eq!(
+        judge(Expectation::Recovers, &unsafe_but_live),
+        Judgement::Holds
+    );
+    assert_eq!(
+        Expectation::try_from("no jam".to_string()),
+        Ok(Expectation::Recovers)
+    );
+}

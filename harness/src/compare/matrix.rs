@@ -41,14 +41,18 @@ pub enum Expectation {
     NoGrantUnderLiveLease,
     /// Known unsafe: the run must find a violation.
     Invalid,
+    /// The lock never jammed: whatever else happened, it was never refused to everyone while
+    /// certainly free for longer than the jam bound (a liveness expectation).
+    Recovers,
 }
 
 impl Expectation {
-    pub const ALL: [Expectation; 4] = [
+    pub const ALL: [Expectation; 5] = [
         Expectation::Valid,
         Expectation::NoStaleWriteAccepted,
         Expectation::NoGrantUnderLiveLease,
         Expectation::Invalid,
+        Expectation::Recovers,
     ];
 
     pub fn words(self) -> &'static str {
@@ -57,6 +61,7 @@ impl Expectation {
             Expectation::NoStaleWriteAccepted => "no stale write accepted",
             Expectation::NoGrantUnderLiveLease => "no grant under a live lease",
             Expectation::Invalid => "invalid",
+            Expectation::Recovers => "recovers",
         }
     }
 }
@@ -74,6 +79,9 @@ impl TryFrom<String> for Expectation {
         let said = text.trim().to_lowercase();
         if matches!(said.as_str(), "known unsafe" | "invalid: known unsafe") {
             return Ok(Expectation::Invalid);
+        }
+        if said == "no jam" {
+            return Ok(Expectation::Recovers);
         }
         Expectation::ALL
             .into_iter()
