@@ -118,8 +118,10 @@ fn a_paused_holder_run_on_real_redis_shrinks_to_one_window_whose_command_replays
     assert!(stdout.contains(&format!("replay: {}", command.trim())));
     let words = shell_words::split(command.trim()).unwrap();
     assert_eq!(words[..2], ["lockpick", "run"]);
+    // Timing varies on real servers (and a shared CI machine): the command must reproduce the
+    // violation in 2 of at most 5 replays, as the shrink's own m-of-k test asks of a candidate.
     let mut reproduced = 0;
-    for _ in 0..3 {
+    for _ in 0..5 {
         let replays = tempfile::tempdir().unwrap();
         let out = lockpick()
             .args(&words[1..])
