@@ -9,6 +9,7 @@
 
 pub mod completeness;
 pub mod history;
+pub mod jam_story;
 pub mod liveness;
 pub mod model;
 pub mod overlap_cause;
@@ -110,7 +111,7 @@ pub fn check_model(model: &model::Model) -> Results {
     let first_overlaps = overlaps.overlaps.iter().take(STORIES);
     stories.extend(first_overlaps.map(|o| story::of_overlap(model, o)));
     let first_jams = liveness.jams.iter().take(STORIES);
-    stories.extend(first_jams.map(|j| story::of_jam(model, j)));
+    stories.extend(first_jams.map(|j| jam_story::of_jam(model, j)));
     stories.extend(stale_of(model::AccessKind::Read));
 
     let final_read = FinalReadCheck::of(model);

@@ -4,7 +4,6 @@
 
 use serde::Serialize;
 
-use crate::liveness::Jam;
 use crate::model::{Access, AccessKind, FaultWindow, Hold, Model};
 use crate::overlap_cause::{self, OverlapCause};
 use crate::overlapping_holders::Overlap;
@@ -74,20 +73,20 @@ fn who(hold: &Hold) -> String {
 }
 
 /// What the holder did and what was done to it, from `from` to `to`.
-struct Teller<'a> {
+pub(crate) struct Teller<'a> {
     model: &'a Model,
-    steps: Vec<Step>,
+    pub(crate) steps: Vec<Step>,
 }
 
 impl<'a> Teller<'a> {
-    fn new(model: &'a Model) -> Teller<'a> {
+    pub(crate) fn new(model: &'a Model) -> Teller<'a> {
         Teller {
             model,
             steps: Vec::new(),
         }
     }
 
-    fn step(&mut self, time: u64, index: Option<u64>, text: String) {
+    pub(crate) fn step(&mut self, time: u64, index: Option<u64>, text: String) {
         self.steps.push(Step {
             time,
             index,
@@ -98,7 +97,7 @@ impl<'a> Teller<'a> {
     }
 
     /// A step that says why the violation could happen.
-    fn cause(&mut self, time: u64, text: String) {
+    pub(crate) fn cause(&mut self, time: u64, text: String) {
         self.steps.push(Step {
             time,
             index: None,
@@ -108,7 +107,7 @@ impl<'a> Teller<'a> {
         });
     }
 
-    fn acquired(&mut self, hold: &Hold) {
+    pub(crate) fn acquired(&mut self, hold: &Hold) {
         self.step(
             hold.start,
             Some(hold.start_index),
@@ -156,7 +155,7 @@ impl<'a> Teller<'a> {
         }
     }
 
-    fn faults(&mut self, from: u64, to: u64) {
+    pub(crate) fn faults(&mut self, from: u64, to: u64) {
         let windows: Vec<&FaultWindow> = self.model.faults_during(from, to);
         for w in windows {
             self.step(
@@ -202,7 +201,7 @@ impl<'a> Teller<'a> {
         });
     }
 
-    fn released(&mut self, hold: &Hold) {
+    pub(crate) fn released(&mut self, hold: &Hold) {
         let text = if hold.released {
             format!("{} released the lock at {}", who(hold), seconds(hold.end))
         } else {
@@ -227,7 +226,7 @@ impl<'a> Teller<'a> {
         }
     }
 
-    fn finish(mut self, kind: &str, title: String) -> Story {
+    pub(crate) fn finish(mut self, kind: &str, title: String) -> Story {
         self.steps.sort_by_key(|s| s.time);
         self.steps.dedup_by(|a, b| a.text == b.text);
         Story {
@@ -277,50 +276,6 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
         overlap.cause.describe()
     );
     t.finish("overlap", title)
-}
-
-/// The story of a jammed lock: who held it last, what was done to it, when its lease certainly
-/// ended, and the refusals since.
-pub fn of_jam(model: &Model, jam: &Jam) -> Story {
-    let mut t = Teller::new(model);
-    let a = &jam.last_holder;
-    t.acquired(a);
-    t.faults(a.start, jam.free_from);
-    t.released(a);
-    t.cause(
-        jam.free_from,
-        format!(
-            "from {} nobody held the lock and every earlier lease had certainly ended (the last to end was {})",
-            seconds(jam.free_from),
-            jam.free_how
-        ),
-    );
-    let clients: Vec<String> = jam.refused_clients.iter().map(|c| c.to_string()).collect();
-    t.steps.push(Step {
-        time: jam.until,
-        index: Some(jam.first_failure_index),
-        text: format!(
-            "{} acquire attempts by client(s) {} were refused from {} to {}: the lock stayed taken with no one holding it for {} ({} of it with no server fault to explain it){}",
-            jam.failed_attempts,
-            clients.join(", "),
-            seconds(jam.free_from),
-            seconds(jam.until),
-            seconds(jam.length()),
-            seconds(jam.unexcused),
-            match jam.next_grant {
-                Some(next) => format!("; it was granted again at {}", seconds(next)),
-                None => "; it was never granted again".to_string(),
-            }
-        ),
-        violation: true,
-        cause: false,
-    });
-    let title = format!(
-        "the lock jammed: refused to everyone for {} after client {}'s lease had ended",
-        seconds(jam.length()),
-        a.process
-    );
-    t.finish("jam", title)
 }
 
 /// The story of a stale access the resource accepted.
