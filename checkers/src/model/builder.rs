@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
-use super::values::{
-    in_range, lease_in_range, parse, AccessValue, ClientValue, FaultValue, RenewValue,
-};
-use super::{Access, AcquireAttempt, FaultWindow, FinalState, Hold, Lease, Model};
-use crate::history::{Malformed, Op, OpType, Process, F};
+use super::values::{in_range, lease_in_range, parse, ClientValue, RenewValue};
+use super::{AcquireAttempt, Hold, Lease, Model};
+use crate::history::{Malformed, Op, OpType, F};
 use crate::record::{Record, Who};
+
+/// The lines of the harness, the resource and the nemesis.
+mod named;
 
 /// A client's open invocation: its completion must match it. Each client keeps its entry
 /// (`open` false between operations) so that the acquisition's text is copied into a buffer
@@ -308,112 +307,6 @@ impl Builder {
             },
         });
         hold.lease_recorded = hold.lease_recorded.max(op.time);
-        Ok(())
-    }
-
-    fn named_op(&mut self, op: &Record<'_>, name: &str) -> Result<(), Malformed> {
-        let line = op.line();
-        let model = &mut self.model;
-        match (name, op.f) {
-            (Process::HARNESS, F::Setup) => {
-                model.setup = Some(parse(op)?);
-            }
-            (Process::HARNESS, F::RunEnd) => {
-                model.run_end = Some(parse(op)?);
-            }
-            (Process::HARNESS, F::FinalRead) if op.kind == OpType::Ok => {
-                let state = parse::<FinalState>(op)?;
-                in_range(line, "applied", state.applied)?;
-                model.final_state = Some(state);
-            }
-            (Process::HARNESS, F::FinalRead) => {
-                let value: Value = parse(op)?;
-                let error = match value.get("error") {
-                    Some(Value::String(text)) => text.clone(),
-                    Some(other) => other.to_string(),
-                    None => "no reason given".to_string(),
-                };
-                model.final_read_error = Some(error);
-            }
-            (Process::RESOURCE, F::Access) if op.kind == OpType::Info => {
-                // A request from outside lockpick's workers, refused unapplied.
-                let value: Value = parse(op)?;
-                if value.get("foreign") != Some(&Value::Bool(true)) {
-                    return Err(Malformed::at(
-                        line,
-                        "a resource access is ok or fail, or info when foreign",
-                    ));
-                }
-                model.foreign_accesses += 1;
-                if model.first_foreign.is_none() {
-                    let from = value.get("from").and_then(Value::as_str).unwrap_or("?");
-                    model.first_foreign = Some(from.chars().take(100).collect());
-                }
-            }
-            (Process::RESOURCE, F::Access) => {
-                let accepted = match op.kind {
-                    OpType::Ok => true,
-                    OpType::Fail => false,
-                    other => {
-                        return Err(Malformed::at(
-                            line,
-                            format!("a resource access is ok or fail, not {other:?}"),
-                        ))
-                    }
-                };
-                let v: AccessValue = parse(op)?;
-                in_range(line, "seq", v.seq)?;
-                model.accesses.push(Access {
-                    seq: v.seq,
-                    index: op.index,
-                    time: op.time,
-                    process: v.process,
-                    acquisition: v.acquisition.into_owned(),
-                    token: v.token,
-                    kind: v.op,
-                    accepted,
-                    value: v.value,
-                });
-            }
-            (Process::NEMESIS, F::Start) => {
-                let v: FaultValue = parse(op)?;
-                model.faults.push(FaultWindow {
-                    id: v.id,
-                    fault: v.fault,
-                    targets: v.targets,
-                    start: op.time,
-                    stop: None,
-                    nemesis: v.nemesis,
-                    effective: v.effective,
-                });
-            }
-            (Process::NEMESIS, F::Stop) => {
-                let v: FaultValue = parse(op)?;
-                let Some(window) = model
-                    .faults
-                    .iter_mut()
-                    .rev()
-                    .find(|w| w.id == v.id && w.stop.is_none())
-                else {
-                    return Err(Malformed::at(
-                        line,
-                        format!("stop of fault {} that never started", v.id),
-                    ));
-                };
-                window.stop = Some(op.time);
-                window.effective = match (window.effective, v.effective) {
-                    (Some(false), _) | (_, Some(false)) => Some(false),
-                    (known, None) => known,
-                    (_, Some(true)) => Some(true),
-                };
-            }
-            _ => {
-                return Err(Malformed::at(
-                    line,
-                    format!("{name} cannot perform {:?}", op.f),
-                ))
-            }
-        }
         Ok(())
     }
 }

@@ -1,0 +1,118 @@
+//! The lines of the named processes (the harness's setup, run end and final read, the
+//! resource's accesses, the nemesis's fault windows), as the builder takes them.
+
+use serde_json::Value;
+
+use super::super::values::{in_range, parse, AccessValue, FaultValue};
+use super::super::{Access, FaultWindow, FinalState};
+use super::Builder;
+use crate::history::{Malformed, OpType, Process, F};
+use crate::record::Record;
+
+impl Builder {
+    pub(super) fn named_op(&mut self, op: &Record<'_>, name: &str) -> Result<(), Malformed> {
+        let line = op.line();
+        let model = &mut self.model;
+        match (name, op.f) {
+            (Process::HARNESS, F::Setup) => {
+                model.setup = Some(parse(op)?);
+            }
+            (Process::HARNESS, F::RunEnd) => {
+                model.run_end = Some(parse(op)?);
+            }
+            (Process::HARNESS, F::FinalRead) if op.kind == OpType::Ok => {
+                let state = parse::<FinalState>(op)?;
+                in_range(line, "applied", state.applied)?;
+                model.final_state = Some(state);
+            }
+            (Process::HARNESS, F::FinalRead) => {
+                let value: Value = parse(op)?;
+                let error = match value.get("error") {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(other) => other.to_string(),
+                    None => "no reason given".to_string(),
+                };
+                model.final_read_error = Some(error);
+            }
+            (Process::RESOURCE, F::Access) if op.kind == OpType::Info => {
+                // A request from outside lockpick's workers, refused unapplied.
+                let value: Value = parse(op)?;
+                if value.get("foreign") != Some(&Value::Bool(true)) {
+                    return Err(Malformed::at(
+                        line,
+                        "a resource access is ok or fail, or info when foreign",
+                    ));
+                }
+                model.foreign_accesses += 1;
+                if model.first_foreign.is_none() {
+                    let from = value.get("from").and_then(Value::as_str).unwrap_or("?");
+                    model.first_foreign = Some(from.chars().take(100).collect());
+                }
+            }
+            (Process::RESOURCE, F::Access) => {
+                let accepted = match op.kind {
+                    OpType::Ok => true,
+                    OpType::Fail => false,
+                    other => {
+                        return Err(Malformed::at(
+                            line,
+                            format!("a resource access is ok or fail, not {other:?}"),
+                        ))
+                    }
+                };
+                let v: AccessValue = parse(op)?;
+                in_range(line, "seq", v.seq)?;
+                model.accesses.push(Access {
+                    seq: v.seq,
+                    index: op.index,
+                    time: op.time,
+                    process: v.process,
+                    acquisition: v.acquisition.into_owned(),
+                    token: v.token,
+                    kind: v.op,
+                    accepted,
+                    value: v.value,
+                });
+            }
+            (Process::NEMESIS, F::Start) => {
+                let v: FaultValue = parse(op)?;
+                model.faults.push(FaultWindow {
+                    id: v.id,
+                    fault: v.fault,
+                    targets: v.targets,
+                    start: op.time,
+                    stop: None,
+                    nemesis: v.nemesis,
+                    effective: v.effective,
+                });
+            }
+            (Process::NEMESIS, F::Stop) => {
+                let v: FaultValue = parse(op)?;
+                let Some(window) = model
+                    .faults
+                    .iter_mut()
+                    .rev()
+                    .find(|w| w.id == v.id && w.stop.is_none())
+                else {
+                    return Err(Malformed::at(
+                        line,
+                        format!("stop of fault {} that never started", v.id),
+                    ));
+                };
+                window.stop = Some(op.time);
+                window.effective = match (window.effective, v.effective) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (known, None) => known,
+                    (_, Some(true)) => Some(true),
+                };
+            }
+            _ => {
+                return Err(Malformed::at(
+                    line,
+                    format!("{name} cannot perform {:?}", op.f),
+                ))
+            }
+        }
+        Ok(())
+    }
+}
