@@ -42,6 +42,7 @@ pub mod stable_hash;
 pub mod store;
 pub mod summary;
 pub mod summary_md;
+pub mod support;
 pub mod terminal;
 pub mod terminal_text;
 pub mod xml_chars;

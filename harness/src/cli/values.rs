@@ -46,10 +46,10 @@ impl TypedValueParser for LockValues {
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        let exec = PossibleValue::new("exec:<service>:<command>").help(
-            "Your own client program (workloads/PROTOCOL.md) over the servers of redis, \
-             redlock, etcd or zookeeper.",
-        );
+        let exec = PossibleValue::new("exec:<service>:<command>").help(format!(
+            "Your own client program (workloads/PROTOCOL.md) over the servers of {}.",
+            crate::locks::exec::service_names().join(", ")
+        ));
         let built_in: Vec<PossibleValue> = Self::built_in()
             .possible_values()
             .map(|values| values.collect())

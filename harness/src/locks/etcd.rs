@@ -11,7 +11,7 @@ use lockpick_workloads::LockClient;
 
 use super::{boxed, Capabilities, Lock, Support};
 use crate::service::etcd::EtcdService;
-use crate::service::LockService;
+use crate::service::{LockService, ServiceEntry};
 
 pub struct Etcd;
 
@@ -28,11 +28,7 @@ impl Lock for Etcd {
         Capabilities {
             servers: 3,
             token: "the lock key's create revision",
-            server_clock: Support::No(
-                "etcd is a Go program, which reads the clock without libc, so libfaketime cannot \
-                 move its clock: the jump would do nothing. Clock jumps work on the redis, \
-                 redlock and rslock servers",
-            ),
+            server_clock: crate::service::etcd::SERVICE.server_clock,
             names_granting_servers: Support::No(
                 "an etcd lock is granted by the cluster as a whole, not by servers the client \
                  can name",
@@ -41,6 +37,10 @@ impl Lock for Etcd {
                 "the etcd client does not reason with its own clock; skewing it would do nothing",
             ),
         }
+    }
+
+    fn service_entry(&self) -> &'static ServiceEntry {
+        &crate::service::etcd::SERVICE
     }
 
     fn service(&self) -> Box<dyn LockService> {

@@ -14,12 +14,18 @@ use lockpick_workloads::exec_client::ExecClient;
 use lockpick_workloads::LockClient;
 
 use super::{boxed, Capabilities, Lock, Support};
-use crate::service::LockService;
+use crate::service::{LockService, ServiceEntry};
 
 pub const PREFIX: &str = "exec:";
 
-/// The services an exec lock can run: the built-in locks whose servers a library can talk to.
-const SERVICES: &[&str] = &["redis", "redlock", "etcd", "zookeeper"];
+/// The built-in locks whose servers an exec lock can run (the `<service>` it names).
+pub fn service_names() -> Vec<&'static str> {
+    super::LOCKS
+        .iter()
+        .filter(|lock| lock.lends_servers())
+        .map(|lock| lock.name())
+        .collect()
+}
 
 pub struct Exec {
     name: &'static str,
@@ -50,17 +56,16 @@ fn parse(name: &str) -> Result<Exec, String> {
     let (service, command) = rest.split_once(':').ok_or_else(|| {
         format!("{name} names no command: write {PREFIX}<service>:<command>, as exec:redis:python3 client.py")
     })?;
-    if !SERVICES.contains(&service) {
-        return Err(format!(
-            "{service:?} is not a service an exec lock can use: one of {}",
-            SERVICES.join(", ")
-        ));
-    }
-    let service = super::LOCKS
+    let Some(service) = super::LOCKS
         .iter()
         .copied()
-        .find(|l| l.name() == service)
-        .expect("every exec service is a built-in lock");
+        .find(|l| l.name() == service && l.lends_servers())
+    else {
+        return Err(format!(
+            "{service:?} is not a service an exec lock can use: one of {}",
+            service_names().join(", ")
+        ));
+    };
     let program = shell_words::split(command)
         .map_err(|e| format!("the command {command:?} cannot be split into words: {e}"))?;
     if program.is_empty() {
@@ -100,6 +105,10 @@ impl Lock for Exec {
             ),
             ..servers
         }
+    }
+
+    fn service_entry(&self) -> &'static ServiceEntry {
+        self.service.service_entry()
     }
 
     fn service(&self) -> Box<dyn LockService> {

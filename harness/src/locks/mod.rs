@@ -19,7 +19,7 @@ use std::time::Duration;
 use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::LockClient;
 
-use crate::service::LockService;
+use crate::service::{LockService, ServiceEntry};
 
 /// Every lock lockpick knows, in the order `--help` and `compare` list them.
 pub static LOCKS: &[&dyn Lock] = &[
@@ -62,19 +62,7 @@ pub fn names() -> Vec<&'static str> {
     LOCKS.iter().map(|lock| lock.name()).collect()
 }
 
-/// Whether a lock supports something a nemesis needs, and why not when it does not.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Support {
-    Yes,
-    /// Not supported, with the reason in words (shown to the user as is).
-    No(&'static str),
-}
-
-impl Support {
-    pub fn is_yes(self) -> bool {
-        self == Support::Yes
-    }
-}
+pub use crate::support::Support;
 
 /// What a lock is and can do: what a nemesis checks before it agrees to run against it.
 #[derive(Clone, Copy, Debug)]
@@ -83,8 +71,7 @@ pub struct Capabilities {
     pub servers: usize,
     /// The fencing token its holders get, in words; `"none"` when it gives none.
     pub token: &'static str,
-    /// Whether its servers' clocks can be moved (servers that read time through libc run under
-    /// libfaketime).
+    /// Whether its servers' clocks can be moved: its service entry's `server_clock`.
     pub server_clock: Support,
     /// Whether its client says which servers granted a lock (for faults aimed at them).
     pub names_granting_servers: Support,
@@ -104,8 +91,17 @@ pub trait Lock: Sync {
 
     fn capabilities(&self) -> Capabilities;
 
+    /// The catalogue entry of the service its servers run.
+    fn service_entry(&self) -> &'static ServiceEntry;
+
     /// The service its servers run, not yet started.
     fn service(&self) -> Box<dyn LockService>;
+
+    /// Whether `exec:<this lock's name>:<command>` lends its servers to a user's program. A
+    /// lock whose servers another entry already lends (rslock runs Redlock's) says no.
+    fn lends_servers(&self) -> bool {
+        true
+    }
 
     /// Refuses a TTL the lock cannot honour, with the reason.
     fn check_ttl(&self, _ttl: Duration) -> Result<(), String> {

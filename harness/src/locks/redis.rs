@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use super::{boxed, Capabilities, Lock, Support};
 use crate::service::redis::RedisService;
-use crate::service::LockService;
+use crate::service::{LockService, ServiceEntry};
 use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::redis_lock::RedisLock;
 use lockpick_workloads::LockClient;
@@ -27,13 +27,17 @@ impl Lock for Redis {
         Capabilities {
             servers: 1,
             token: "none",
-            server_clock: Support::Yes,
+            server_clock: crate::service::redis::SERVICE.server_clock,
             names_granting_servers: Support::Yes,
             client_clock: Support::No(
                 "only the redlock client reasons with its own clock; skewing this one would do \
                  nothing",
             ),
         }
+    }
+
+    fn service_entry(&self) -> &'static ServiceEntry {
+        &crate::service::redis::SERVICE
     }
 
     fn service(&self) -> Box<dyn LockService> {

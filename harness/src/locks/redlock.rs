@@ -12,7 +12,7 @@ use lockpick_workloads::LockClient;
 
 use super::{boxed, Capabilities, Lock, Support};
 use crate::service::redis::RedisService;
-use crate::service::LockService;
+use crate::service::{LockService, ServiceEntry};
 
 pub struct Redlock;
 
@@ -29,10 +29,14 @@ impl Lock for Redlock {
         Capabilities {
             servers: 5,
             token: "none",
-            server_clock: Support::Yes,
+            server_clock: crate::service::redis::SERVICE.server_clock,
             names_granting_servers: Support::Yes,
             client_clock: Support::Yes,
         }
+    }
+
+    fn service_entry(&self) -> &'static ServiceEntry {
+        &crate::service::redis::SERVICE
     }
 
     fn service(&self) -> Box<dyn LockService> {

@@ -11,7 +11,7 @@ use lockpick_workloads::LockClient;
 
 use super::{boxed, Capabilities, Lock, Support};
 use crate::service::redis::RedisService;
-use crate::service::LockService;
+use crate::service::{LockService, ServiceEntry};
 
 pub struct Rslock;
 
@@ -28,7 +28,7 @@ impl Lock for Rslock {
         Capabilities {
             servers: 5,
             token: "none",
-            server_clock: Support::Yes,
+            server_clock: crate::service::redis::SERVICE.server_clock,
             names_granting_servers: Support::No(
                 "the rslock crate does not say which servers granted its lock",
             ),
@@ -38,8 +38,17 @@ impl Lock for Rslock {
         }
     }
 
+    fn service_entry(&self) -> &'static ServiceEntry {
+        &crate::service::redis::SERVICE
+    }
+
     fn service(&self) -> Box<dyn LockService> {
         Box::new(RedisService::new(5))
+    }
+
+    /// Its servers are Redlock's: `exec:redlock:...` lends them.
+    fn lends_servers(&self) -> bool {
+        false
     }
 
     fn lease_silence(&self, ttl: Duration) -> Option<Duration> {

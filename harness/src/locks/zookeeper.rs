@@ -10,7 +10,7 @@ use lockpick_workloads::LockClient;
 
 use super::{boxed, Capabilities, Lock, Support};
 use crate::service::zookeeper::{ZookeeperService, TICK_MS};
-use crate::service::LockService;
+use crate::service::{LockService, ServiceEntry};
 
 pub struct Zookeeper;
 
@@ -29,12 +29,7 @@ impl Lock for Zookeeper {
         Capabilities {
             servers: 3,
             token: "the lock node's sequence number",
-            server_clock: Support::No(
-                "ZooKeeper's JVM runs 7 times slower under libfaketime on this machine (3.4 s \
-                 instead of 0.5 s to start one server; three took over 20 s and lost their \
-                 elections), so the run would test libfaketime's overhead, not ZooKeeper's \
-                 clock. Clock jumps work on the redis, redlock and rslock servers",
-            ),
+            server_clock: crate::service::zookeeper::SERVICE.server_clock,
             names_granting_servers: Support::No(
                 "a ZooKeeper lock is granted by the ensemble as a whole, not by servers the \
                  client can name",
@@ -44,6 +39,10 @@ impl Lock for Zookeeper {
                  nothing",
             ),
         }
+    }
+
+    fn service_entry(&self) -> &'static ServiceEntry {
+        &crate::service::zookeeper::SERVICE
     }
 
     fn service(&self) -> Box<dyn LockService> {

@@ -42,9 +42,11 @@ const PATH: &[&str] = &[
     "/bin",
 ];
 
-/// The server image a service runs from unless `--image` says otherwise.
+/// The server image a service runs from unless `--image` says otherwise (its catalogue entry's).
 pub fn default_image(service: &str) -> String {
-    format!("lockpick/{service}:bookworm")
+    crate::service::catalogue::find(service)
+        .map(|entry| entry.default_image())
+        .unwrap_or_else(|| format!("lockpick/{service}:bookworm"))
 }
 
 /// The catalogue entry: `--runtime docker`.

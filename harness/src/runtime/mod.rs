@@ -16,6 +16,7 @@ use std::process::Command;
 use anyhow::Result;
 
 use crate::bad_input::bad;
+use crate::service::catalogue;
 
 /// The node the protected resource runs on.
 pub const RESOURCE_NODE: &str = "resource";
@@ -128,9 +129,6 @@ pub fn names() -> Vec<&'static str> {
     RUNTIMES.iter().map(|r| r.name()).collect()
 }
 
-/// The services `--image` can name.
-pub const SERVICES: &[&str] = &["redis", "etcd", "zookeeper"];
-
 /// Where a run's nodes live and which servers they run.
 pub struct RuntimeChoice {
     pub kind: &'static dyn RuntimeKind,
@@ -159,12 +157,12 @@ pub fn choose(
     let mut images = BTreeMap::new();
     for word in image_flags {
         let Some((service, image)) = word.split_once('=').filter(|(s, i)| {
-            SERVICES.contains(s) && !i.is_empty() && !i.contains(char::is_whitespace)
+            catalogue::find(s).is_some() && !i.is_empty() && !i.contains(char::is_whitespace)
         }) else {
             return Err(bad(format!(
                 "--image {word} must be service=image with a service among {} (e.g. \
                  redis=redis:7.4)",
-                SERVICES.join(", ")
+                catalogue::names().join(", ")
             )));
         };
         images.insert(service.to_string(), image.to_string());

@@ -1,16 +1,15 @@
 //! `--server-bin service=/path`: another build of a service's server than the host's package,
 //! for the runtimes whose servers run the host's programs. Redis and etcd are one executable
-//! each; ZooKeeper is a Java program, so it is named by the folder that holds its jars.
+//! each; ZooKeeper is a Java program, so it is named by the folder that holds its jars (each
+//! service's catalogue entry says which form it takes).
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::{RuntimeKind, SERVICES};
+use super::RuntimeKind;
 use crate::bad_input::bad;
-
-/// The service whose `--server-bin` is a folder of jars rather than an executable.
-const JAR_SERVICE: &str = "zookeeper";
+use crate::service::catalogue::{self, ServerBinForm, ServiceEntry};
 
 /// Reads every `--server-bin` word into a path by service, refusing an unknown service, a path
 /// that is missing or cannot run, and a runtime whose servers come from images.
@@ -25,12 +24,12 @@ pub fn choose(
                 "--server-bin {word} must be service=path (e.g. redis=/opt/redis-7.4/redis-server)"
             )));
         };
-        if !SERVICES.contains(&service) {
+        let Some(entry) = catalogue::find(service) else {
             return Err(bad(format!(
                 "--server-bin {word}: {service} is not a service lockpick runs: use one of {}",
-                SERVICES.join(", ")
+                catalogue::names().join(", ")
             )));
-        }
+        };
         if !kind.servers_from_host() {
             return Err(bad(format!(
                 "--server-bin {word} needs servers from the host: --runtime {} runs the \
@@ -39,7 +38,7 @@ pub fn choose(
             )));
         }
         let path = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
-        if let Some(why) = unusable(service, &path) {
+        if let Some(why) = unusable(entry, &path) {
             return Err(bad(format!("--server-bin {word}: {why}")));
         }
         chosen.insert(service.to_string(), path);
@@ -48,56 +47,20 @@ pub fn choose(
 }
 
 /// Why `path` cannot serve as `service`'s server, if it cannot.
-fn unusable(service: &str, path: &Path) -> Option<String> {
+fn unusable(service: &ServiceEntry, path: &Path) -> Option<String> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(e) => return Some(format!("{}: {e}", path.display())),
     };
-    if service == JAR_SERVICE {
-        return match zookeeper_class_path(path) {
-            Some(_) => None,
-            None => Some(format!(
-                "{} holds no zookeeper*.jar (name the folder of ZooKeeper's jars, or an install \
-                 folder with lib/)",
-                path.display()
-            )),
-        };
+    match service.server_bin {
+        ServerBinForm::Folder { unusable } => unusable(path),
+        ServerBinForm::Executable
+            if !metadata.is_file() || metadata.permissions().mode() & 0o111 == 0 =>
+        {
+            Some(format!("{} is not an executable file", path.display()))
+        }
+        ServerBinForm::Executable => None,
     }
-    if !metadata.is_file() || metadata.permissions().mode() & 0o111 == 0 {
-        return Some(format!("{} is not an executable file", path.display()));
-    }
-    None
-}
-
-/// The Java class path of the ZooKeeper install in `folder`: Debian's layout
-/// (`/usr/share/java`, where `zookeeper.jar` names its own dependencies and a logger jar is
-/// added) or Apache's binary release (its `lib/` holds every jar, the logger included).
-pub fn zookeeper_class_path(folder: &Path) -> Option<String> {
-    if folder.join("zookeeper.jar").is_file() {
-        return Some(zookeeper_class_path_debian(folder));
-    }
-    [folder.join("lib"), folder.to_path_buf()]
-        .into_iter()
-        .find(|dir| holds_zookeeper_jar(dir))
-        .map(|dir| format!("{}/*", dir.display()))
-}
-
-/// Debian's class path in `folder`: `zookeeper.jar` (whose manifest names its dependencies)
-/// and a logger.
-pub fn zookeeper_class_path_debian(folder: &Path) -> String {
-    let jar = folder.join("zookeeper.jar");
-    let logger = folder.join("slf4j-simple.jar");
-    format!("{}:{}", jar.display(), logger.display())
-}
-
-fn holds_zookeeper_jar(dir: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.filter_map(Result::ok).any(|entry| {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        name.starts_with("zookeeper-3") && name.ends_with(".jar")
-    })
 }
 
 #[cfg(test)]
@@ -139,7 +102,7 @@ mod tests {
         assert!(refusal(&Netns, &[&format!("zookeeper={}", dir.display())]).contains("no zook"));
         std::fs::write(dir.join("lib/zookeeper-3.9.2.jar"), b"").unwrap();
         let chosen = choose(&Netns, &[format!("zookeeper={}", dir.display())]).unwrap();
-        let class_path = zookeeper_class_path(&chosen["zookeeper"]).unwrap();
+        let class_path = crate::service::zookeeper::class_path(&chosen["zookeeper"]).unwrap();
         assert_eq!(class_path, format!("{}/lib/*", dir.display()));
         std::fs::remove_dir_all(&dir).unwrap();
     }

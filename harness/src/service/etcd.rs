@@ -10,11 +10,24 @@ use lockpick_workloads::etcd_gateway::{member_names, EtcdGateway};
 use lockpick_workloads::Outcome;
 use serde_json::json;
 
-use super::{program_output, Launch, LockService, Requirement, ServiceSetup};
+use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
+use super::ServiceSetup;
+use crate::support::Support;
 use crate::runtime::{Node, Runtime};
 
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;
+
+pub static SERVICE: ServiceEntry = ServiceEntry {
+    name: "etcd",
+    about: "Debian's etcd-server, a 3-member cluster, data in memory",
+    server_bin: ServerBinForm::Executable,
+    server_clock: Support::No(
+        "etcd is a Go program, which reads the clock without libc, so libfaketime cannot \
+         move its clock: the jump would do nothing. Clock jumps work on the redis, \
+         redlock and rslock servers",
+    ),
+};
 
 pub struct EtcdService {
     endpoints: Vec<String>,
@@ -39,7 +52,7 @@ impl EtcdService {
 
 impl LockService for EtcdService {
     fn name(&self) -> &'static str {
-        "etcd"
+        SERVICE.name
     }
 
     /// `etcd --version`: `etcd Version: 3.4.23` on its first line.

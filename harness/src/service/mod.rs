@@ -1,5 +1,6 @@
 //! Lock services: the real servers a lock runs on, started by the harness on its own nodes.
 
+pub mod catalogue;
 pub mod etcd;
 pub mod redis;
 pub mod zookeeper;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 pub use crate::program::find_program;
+pub use catalogue::{ServerBinForm, ServiceEntry, SERVICES};
 
 use crate::children::Children;
 use crate::runtime::{Node, Runtime};

@@ -5,10 +5,20 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use super::{program_output, Launch, LockService, Requirement, ServiceSetup};
+use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
+use super::ServiceSetup;
+use crate::support::Support;
 use crate::runtime::{Node, Runtime};
 
 pub const PORT: u16 = 6379;
+
+pub static SERVICE: ServiceEntry = ServiceEntry {
+    name: "redis",
+    about: "Debian's redis-server, one per node, without persistence",
+    server_bin: ServerBinForm::Executable,
+    // redis-server reads the time through libc: it runs under libfaketime.
+    server_clock: Support::Yes,
+};
 
 pub struct RedisService {
     nodes: usize,
@@ -29,7 +39,7 @@ impl RedisService {
 
 impl LockService for RedisService {
     fn name(&self) -> &'static str {
-        "redis"
+        SERVICE.name
     }
 
     /// `redis-server --version`: `Redis server v=7.0.15 sha=...`.

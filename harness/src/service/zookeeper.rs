@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{Launch, LockService, Requirement, ServiceSetup};
-use crate::runtime::server_bin::{zookeeper_class_path, zookeeper_class_path_debian};
+use super::{Launch, LockService, Requirement, ServerBinForm, ServiceEntry, ServiceSetup};
+use crate::support::Support;
 use crate::runtime::{Node, Runtime};
 
 pub const CLIENT_PORT: u16 = 2181;
@@ -18,6 +18,28 @@ pub const CLIENT_PORT: u16 = 2181;
 const JARS: &str = "/usr/share/java";
 const JAR: &str = "/usr/share/java/zookeeper.jar";
 pub const TICK_MS: u64 = 500;
+
+pub static SERVICE: ServiceEntry = ServiceEntry {
+    name: "zookeeper",
+    about: "Debian's zookeeper, a 3-server ensemble on a small heap, data in memory",
+    // A Java program: --server-bin names the folder of its jars.
+    server_bin: ServerBinForm::Folder {
+        unusable: |folder| match class_path(folder) {
+            Some(_) => None,
+            None => Some(format!(
+                "{} holds no zookeeper*.jar (name the folder of ZooKeeper's jars, or an install \
+                 folder with lib/)",
+                folder.display()
+            )),
+        },
+    },
+    server_clock: Support::No(
+        "ZooKeeper's JVM runs 7 times slower under libfaketime on this machine (3.4 s \
+         instead of 0.5 s to start one server; three took over 20 s and lost their \
+         elections), so the run would test libfaketime's overhead, not ZooKeeper's \
+         clock. Clock jumps work on the redis, redlock and rslock servers",
+    ),
+};
 
 pub struct ZookeeperService {
     endpoints: Vec<String>,
@@ -42,7 +64,7 @@ impl ZookeeperService {
 
 impl LockService for ZookeeperService {
     fn name(&self) -> &'static str {
-        "zookeeper"
+        SERVICE.name
     }
 
     /// `srvr`'s first line: `Zookeeper version: 3.8.0-debian--1, built on ...`.
@@ -103,12 +125,12 @@ impl LockService for ZookeeperService {
         let (jars, class_path) = match setup.server_bin {
             Some(folder) => (
                 folder.to_path_buf(),
-                zookeeper_class_path(folder)
+                class_path(folder)
                     .with_context(|| format!("{} holds no ZooKeeper jars", folder.display()))?,
             ),
             None => (
                 PathBuf::from(JARS),
-                zookeeper_class_path_debian(Path::new(JARS)),
+                class_path_debian(Path::new(JARS)),
             ),
         };
         self.jars = Some(jars);
@@ -184,4 +206,35 @@ fn srvr(address: SocketAddr) -> Result<String> {
     let mut answer = String::new();
     stream.read_to_string(&mut answer)?;
     Ok(answer)
+}
+
+/// The Java class path of the ZooKeeper install in `folder`: Debian's layout
+/// (`/usr/share/java`, where `zookeeper.jar` names its own dependencies and a logger jar is
+/// added) or Apache's binary release (its `lib/` holds every jar, the logger included).
+pub fn class_path(folder: &Path) -> Option<String> {
+    if folder.join("zookeeper.jar").is_file() {
+        return Some(class_path_debian(folder));
+    }
+    [folder.join("lib"), folder.to_path_buf()]
+        .into_iter()
+        .find(|dir| holds_zookeeper_jar(dir))
+        .map(|dir| format!("{}/*", dir.display()))
+}
+
+/// Debian's class path in `folder`: `zookeeper.jar` (whose manifest names its dependencies)
+/// and a logger.
+pub fn class_path_debian(folder: &Path) -> String {
+    let jar = folder.join("zookeeper.jar");
+    let logger = folder.join("slf4j-simple.jar");
+    format!("{}:{}", jar.display(), logger.display())
+}
+
+fn holds_zookeeper_jar(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.filter_map(Result::ok).any(|entry| {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        name.starts_with("zookeeper-3") && name.ends_with(".jar")
+    })
 }

@@ -1,0 +1,90 @@
+//! The catalogue of lock services: one self-describing entry per service (the servers a lock
+//! runs on), consulted by the runtimes (`--image`, the default image), `--server-bin`, the exec
+//! locks and the clock nemeses. A lock names its service's entry; nothing else matches on a
+//! service's name.
+//!
+//! Adding a service: its file in `service/` with its [`ServiceEntry`] and its [`LockService`],
+//! one line in [`SERVICES`], its packages in `.ci/install-packages`, and its image folder in
+//! `docker/` (which `docker/build-images` builds by default).
+//!
+//! [`LockService`]: super::LockService
+
+use std::path::Path;
+
+use crate::support::Support;
+
+/// How `--server-bin` names another build of a service's server.
+#[derive(Clone, Copy, Debug)]
+pub enum ServerBinForm {
+    /// One executable file (`redis=/opt/redis-7.4/redis-server`).
+    Executable,
+    /// A folder (ZooKeeper's jars, PostgreSQL's `bin/`): `unusable` says why a folder will not
+    /// do, if it will not.
+    Folder {
+        unusable: fn(&Path) -> Option<String>,
+    },
+}
+
+/// One lock service, as the catalogue describes it.
+#[derive(Debug)]
+pub struct ServiceEntry {
+    /// The name `--image`, `--server-bin` and the setup line's `server_versions` know it by.
+    pub name: &'static str,
+    /// One line: what its servers are.
+    pub about: &'static str,
+    pub server_bin: ServerBinForm,
+    /// Whether its servers' clocks can be moved (and why not): clock nemeses consult it.
+    pub server_clock: Support,
+}
+
+impl ServiceEntry {
+    /// The image the Docker runtime runs its servers from unless `--image` says otherwise (built
+    /// by `docker/build-images` from `docker/<name>/`).
+    pub fn default_image(&self) -> String {
+        format!("lockpick/{}:bookworm", self.name)
+    }
+}
+
+/// Every service lockpick runs, in the order error messages list them.
+pub static SERVICES: &[&ServiceEntry] = &[
+    &super::redis::SERVICE,
+    &super::etcd::SERVICE,
+    &super::zookeeper::SERVICE,
+];
+
+pub fn find(name: &str) -> Option<&'static ServiceEntry> {
+    SERVICES.iter().copied().find(|s| s.name == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    SERVICES.iter().map(|s| s.name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_lock_runs_on_a_service_of_the_catalogue() {
+        for lock in crate::locks::LOCKS {
+            let service = lock.service();
+            let entry = find(service.name()).unwrap_or_else(|| panic!("{}", lock.name()));
+            assert!(std::ptr::eq(entry, lock.service_entry()), "{}", lock.name());
+            assert_eq!(
+                lock.capabilities().server_clock,
+                entry.server_clock,
+                "{}",
+                lock.name()
+            );
+        }
+    }
+
+    #[test]
+    fn every_service_has_an_image_folder_that_build_images_builds() {
+        let docker = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docker");
+        for service in SERVICES {
+            let dockerfile = docker.join(service.name).join("Dockerfile");
+            assert!(dockerfile.is_file(), "{}", dockerfile.display());
+        }
+    }
+}
