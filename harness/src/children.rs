@@ -64,8 +64,15 @@ impl Children {
         let index = self.spawned.iter().position(|s| &s.role == role)?;
         let mut spawned = self.spawned.remove(index);
         let pid = spawned.pid();
-        let _ = kill(pid, Signal::SIGCONT);
+        // Its descendants too (a server's workers may lead groups of their own), stopped first
+        // so that none forks meanwhile.
+        let _ = kill(pid, Signal::SIGSTOP);
+        let tree = crate::freezer::descendants(pid);
         let _ = spawned.child.kill();
+        for child in tree {
+            let _ = kill(child, Signal::SIGKILL);
+        }
+        let _ = kill(pid, Signal::SIGCONT);
         let _ = spawned.child.wait();
         Some(pid)
     }

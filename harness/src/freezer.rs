@@ -7,12 +7,19 @@ use anyhow::{Context as _, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-/// Stops `pid` and waits (briefly) until the kernel reports it stopped. Returns whether it did.
+/// Stops `pid` with its descendants and waits (briefly) until the kernel reports them all
+/// stopped. Returns whether it did. `pid` stops first, so it starts no new child meanwhile.
 pub fn freeze(pid: Pid) -> Result<bool> {
     signal_group(pid, Signal::SIGSTOP).with_context(|| format!("cannot SIGSTOP {pid}"))?;
+    let tree = descendants(pid);
+    for &child in &tree {
+        // One that exited meanwhile needs no stopping.
+        let _ = signal_group(child, Signal::SIGSTOP);
+    }
     let deadline = Instant::now() + Duration::from_millis(200);
     while Instant::now() < deadline {
-        if state(pid) == Some('T') {
+        let stopped = |p: Pid| matches!(state(p), Some('T') | None | Some('Z') | Some('X'));
+        if state(pid) == Some('T') && tree.iter().all(|&p| stopped(p)) {
             return Ok(true);
         }
         std::thread::sleep(Duration::from_millis(1));
@@ -20,12 +27,48 @@ pub fn freeze(pid: Pid) -> Result<bool> {
     Ok(false)
 }
 
-/// Resumes `pid`. A process that has already exited needs no resuming.
+/// Resumes `pid` and its descendants. A process that has already exited needs no resuming.
 pub fn thaw(pid: Pid) -> Result<()> {
+    for child in descendants(pid) {
+        let _ = signal_group(child, Signal::SIGCONT);
+    }
     match signal_group(pid, Signal::SIGCONT) {
         Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
         Err(e) => Err(e).with_context(|| format!("cannot SIGCONT {pid}")),
     }
+}
+
+/// Every descendant of `pid` now (children, theirs, ...), from /proc: a server whose workers
+/// lead process groups of their own (PostgreSQL's backends) is not reached by its group alone.
+pub fn descendants(pid: Pid) -> Vec<Pid> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(Pid, Pid)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|p| Some((Pid::from_raw(p), parent(Pid::from_raw(p))?)))
+        .collect();
+    let mut found = vec![pid];
+    let mut next = 0;
+    while next < found.len() {
+        let of = found[next];
+        found.extend(parents.iter().filter(|(_, pp)| *pp == of).map(|(p, _)| *p));
+        next += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// The parent pid from /proc/<pid>/stat (the field after the state).
+fn parent(pid: Pid) -> Option<Pid> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+        .map(Pid::from_raw)
 }
 
 /// Signals `pid`'s whole process group when it leads one, else `pid` alone. Every process

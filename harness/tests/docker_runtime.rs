@@ -253,7 +253,10 @@ fn runtime_and_image_flags_are_checked_before_anything_is_made() {
         &["--runtime", "docker", "--image", "mysql=mysql:8"],
         nowhere,
     );
-    assert!(unknown.contains("redis, etcd, zookeeper"), "{unknown}");
+    assert!(
+        unknown.contains("redis, etcd, zookeeper, postgres"),
+        "{unknown}"
+    );
     let unknown_runtime = refusal(&["--runtime", "podman"], nowhere);
     assert!(unknown_runtime.contains("podman"), "{unknown_runtime}");
 }

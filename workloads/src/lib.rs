@@ -14,6 +14,8 @@ pub mod exec_client;
 pub mod exec_session;
 pub mod lease;
 pub mod lock_client;
+pub mod postgres_lock;
+pub mod postgres_session;
 pub mod recorder;
 pub mod redis_lock;
 pub mod redis_node;

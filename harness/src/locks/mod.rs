@@ -9,6 +9,8 @@
 
 mod etcd;
 pub mod exec;
+mod postgres_advisory;
+mod postgres_lease;
 mod redis;
 mod redlock;
 mod rslock;
@@ -28,6 +30,8 @@ pub static LOCKS: &[&dyn Lock] = &[
     &rslock::Rslock,
     &etcd::Etcd,
     &zookeeper::Zookeeper,
+    &postgres_advisory::PostgresAdvisory,
+    &postgres_lease::PostgresLease,
 ];
 
 /// Finds a lock by its name: a built-in one, or `exec:<service>:<command>` (see [`exec`]).

@@ -50,6 +50,7 @@ pub static SERVICES: &[&ServiceEntry] = &[
     &super::redis::SERVICE,
     &super::etcd::SERVICE,
     &super::zookeeper::SERVICE,
+    &super::postgres::SERVICE,
 ];
 
 pub fn find(name: &str) -> Option<&'static ServiceEntry> {

@@ -10,10 +10,10 @@ use lockpick_workloads::etcd_gateway::{member_names, EtcdGateway};
 use lockpick_workloads::Outcome;
 use serde_json::json;
 
-use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
 use super::ServiceSetup;
-use crate::support::Support;
+use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
 use crate::runtime::{Node, Runtime};
+use crate::support::Support;
 
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;

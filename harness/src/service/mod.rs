@@ -2,6 +2,7 @@
 
 pub mod catalogue;
 pub mod etcd;
+pub mod postgres;
 pub mod redis;
 pub mod zookeeper;
 

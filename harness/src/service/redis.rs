@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
 use super::ServiceSetup;
-use crate::support::Support;
+use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
 use crate::runtime::{Node, Runtime};
+use crate::support::Support;
 
 pub const PORT: u16 = 6379;
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::{Launch, LockService, Requirement, ServerBinForm, ServiceEntry, ServiceSetup};
-use crate::support::Support;
 use crate::runtime::{Node, Runtime};
+use crate::support::Support;
 
 pub const CLIENT_PORT: u16 = 2181;
 /// Debian's install folder: its `zookeeper.jar` names the jars it needs.
@@ -128,10 +128,7 @@ impl LockService for ZookeeperService {
                 class_path(folder)
                     .with_context(|| format!("{} holds no ZooKeeper jars", folder.display()))?,
             ),
-            None => (
-                PathBuf::from(JARS),
-                class_path_debian(Path::new(JARS)),
-            ),
+            None => (PathBuf::from(JARS), class_path_debian(Path::new(JARS))),
         };
         self.jars = Some(jars);
         let servers: String = setup

@@ -1,0 +1,252 @@
+//! One PostgreSQL server (Debian's postgresql), its data in memory: the database the
+//! `postgres-advisory` and `postgres-lease` locks run on.
+//!
+//! PostgreSQL refuses to run as root, so `initdb` and the server run as Debian's `postgres`
+//! user (through `setpriv`, which execs the server in place: the pid the run signals is the
+//! postmaster's). Its backends are its children, each leading a process group of its own, which
+//! is why pauses and kills of a server reach its descendants (see `freezer`). The server ends a
+//! session whose client is gone within about 3 s (TCP keepalives of 1 s, 2 probes): that is how
+//! a cut-off client's advisory lock ends.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use lockpick_workloads::postgres_session::PostgresSession;
+
+use super::ServiceSetup;
+use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
+use crate::runtime::{Node, Runtime};
+use crate::support::Support;
+
+pub const PORT: u16 = 5432;
+/// The user PostgreSQL runs as (made by Debian's postgresql-common).
+const USER: &str = "postgres";
+/// Debian's servers, one folder per major version.
+const INSTALLS: &str = "/usr/lib/postgresql";
+
+pub static SERVICE: ServiceEntry = ServiceEntry {
+    name: "postgres",
+    about: "Debian's postgresql, one server, data in memory",
+    // --server-bin names a bin/ folder: the server needs its initdb beside it.
+    server_bin: ServerBinForm::Folder {
+        unusable: |folder| {
+            let missing: Vec<&str> = ["postgres", "initdb"]
+                .into_iter()
+                .filter(|p| !folder.join(p).is_file())
+                .collect();
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "{} has no {} (name a PostgreSQL bin/ folder)",
+                    folder.display(),
+                    missing.join(" nor ")
+                )
+            })
+        },
+    },
+    server_clock: Support::No(
+        "lockpick has not yet measured PostgreSQL under libfaketime, so a clock jump on its \
+         server could not be shown to have taken effect. Clock jumps work on the redis, \
+         redlock and rslock servers",
+    ),
+};
+
+/// The newest installed server's bin/ folder.
+fn installed_bin() -> Option<PathBuf> {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir(INSTALLS)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let version = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("postgres").is_file().then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin)
+}
+
+#[derive(Default)]
+pub struct PostgresService {
+    endpoints: Vec<String>,
+    /// The bin/ folder the server runs from, once started.
+    bin: Option<PathBuf>,
+}
+
+impl PostgresService {
+    pub fn new() -> PostgresService {
+        PostgresService::default()
+    }
+}
+
+impl LockService for PostgresService {
+    fn name(&self) -> &'static str {
+        SERVICE.name
+    }
+
+    /// `postgres --version`: `postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)`.
+    fn server_version(&self, runtime: &dyn Runtime, node: &Node) -> Option<String> {
+        let program = self.bin.as_ref()?.join("postgres");
+        let text = program_output(runtime, node, &program, &["--version"])?;
+        let rest = text.split("(PostgreSQL)").nth(1)?;
+        rest.split_whitespace().next().map(str::to_string)
+    }
+
+    fn server_bin(&self) -> Option<PathBuf> {
+        self.bin.clone()
+    }
+
+    fn server_requirement(&self) -> &'static str {
+        INSTALLS
+    }
+
+    fn requirements(&self) -> Vec<Requirement> {
+        vec![
+            Requirement {
+                program: INSTALLS,
+                package: "postgresql",
+            },
+            Requirement {
+                program: "setpriv",
+                package: "util-linux",
+            },
+        ]
+    }
+
+    fn node_count(&self) -> usize {
+        1
+    }
+
+    fn start(&mut self, setup: &mut ServiceSetup) -> Result<()> {
+        let bin = match setup.server_bin {
+            Some(folder) => folder.to_path_buf(),
+            None => installed_bin().context("no PostgreSQL server under /usr/lib/postgresql")?,
+        };
+        self.bin = Some(bin.clone());
+        let setpriv = crate::program::find_program("setpriv").context("setpriv is missing")?;
+        let user = nix::unistd::User::from_name(USER)
+            .ok()
+            .flatten()
+            .with_context(|| format!("there is no {USER} user (Debian's postgresql makes it)"))?;
+        for node in setup.nodes {
+            let dir = setup.scratch.join(format!("postgres-{}", node.name));
+            std::fs::create_dir(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            nix::unistd::chown(&dir, Some(user.uid), Some(user.gid))?;
+            std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
+            let log = setup.logs.join(format!("postgres-{}.log", node.name));
+            initdb(&setpriv, &bin, &dir, &log)?;
+            // Any client of the run's private network may connect: it has no route out.
+            let hba = setup.scratch.join(format!("pg_hba-{}.conf", node.name));
+            crate::safe_write::write_new(
+                &hba,
+                "local all all trust\nhost all all 0.0.0.0/0 trust\n",
+            )?;
+            let mut launch = Launch::new(node, setpriv.clone(), log.clone());
+            launch
+                .args(as_user())
+                .arg(bin.join("postgres"))
+                .arg("-D")
+                .arg(&dir)
+                .arg("-k")
+                .arg(&dir)
+                .args(["-p", &PORT.to_string()])
+                .args(["-c", &format!("listen_addresses={}", node.ip)])
+                .arg("-c")
+                .arg(format!("hba_file={}", hba.display()));
+            for setting in SETTINGS {
+                launch.args(["-c", setting]);
+            }
+            setup.launch(launch, false)?;
+            self.endpoints.push(format!("{}:{PORT}", node.ip));
+        }
+        for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {
+            let log = setup.logs.join(format!("postgres-{}.log", node.name));
+            let endpoint = endpoint.clone();
+            setup.wait_for("postgres", node, &log, move || ready(&endpoint))?;
+            let endpoint = self.endpoints[0].clone();
+            setup
+                .runtime
+                .probe(node, Box::new(move || make_lease_table(&endpoint)))?;
+        }
+        Ok(())
+    }
+
+    fn endpoints(&self) -> Vec<String> {
+        self.endpoints.clone()
+    }
+}
+
+/// The server's settings beyond its address: small, fast in memory, and quick to end the
+/// sessions of clients that are gone.
+const SETTINGS: &[&str] = &[
+    "fsync=off",
+    "full_page_writes=off",
+    "shared_buffers=16MB",
+    "max_connections=100",
+    "tcp_keepalives_idle=1",
+    "tcp_keepalives_interval=1",
+    "tcp_keepalives_count=2",
+    "logging_collector=off",
+    "log_min_messages=warning",
+];
+
+/// `setpriv`'s words that run what follows as PostgreSQL's user, dying with its parent.
+fn as_user() -> [&'static str; 7] {
+    [
+        "--reuid",
+        USER,
+        "--regid",
+        USER,
+        "--init-groups",
+        "--pdeathsig=KILL",
+        "--",
+    ]
+}
+
+fn initdb(setpriv: &Path, bin: &Path, dir: &Path, log: &Path) -> Result<()> {
+    let out = crate::safe_write::append(log)?;
+    let status = Command::new(setpriv)
+        .args(as_user())
+        .arg(bin.join("initdb"))
+        .args(["-D"])
+        .arg(dir)
+        .args([
+            "-U",
+            USER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--no-instructions",
+        ])
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .status()
+        .context("cannot run initdb")?;
+    if !status.success() {
+        bail!("initdb failed ({status}): see {}", log.display());
+    }
+    Ok(())
+}
+
+fn ready(endpoint: &str) -> Result<()> {
+    let mut session = PostgresSession::new(endpoint, Duration::from_millis(500))?;
+    match session.query("SELECT 1", &[]) {
+        lockpick_workloads::Outcome::Ok(_) => Ok(()),
+        lockpick_workloads::Outcome::Fail(e) | lockpick_workloads::Outcome::Info(e) => bail!(e),
+    }
+}
+
+fn make_lease_table(endpoint: &str) -> Result<()> {
+    let mut session = PostgresSession::new(endpoint, Duration::from_secs(5))?;
+    let made = session.query(lockpick_workloads::postgres_lock::LEASE_TABLE, &[]);
+    match made {
+        lockpick_workloads::Outcome::Ok(_) => Ok(()),
+        lockpick_workloads::Outcome::Fail(e) | lockpick_workloads::Outcome::Info(e) => {
+            bail!("cannot make the lease table: {e}")
+        }
+    }
+}
