@@ -86,6 +86,8 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Its standard output and error go here (appended: a restart keeps the earlier log).
     pub log: PathBuf,
+    /// The user it runs as, when not root (a server that refuses root, as PostgreSQL does).
+    pub user: Option<&'static str>,
 }
 
 impl Launch {
@@ -96,6 +98,7 @@ impl Launch {
             args: Vec::new(),
             env: Vec::new(),
             log,
+            user: None,
         }
     }
 
@@ -112,15 +115,42 @@ impl Launch {
     pub fn spawn(&self, runtime: &dyn Runtime) -> Result<std::process::Child> {
         let log = crate::safe_write::append(&self.log)
             .with_context(|| format!("cannot open {}", self.log.display()))?;
+        let (program, args, env) = self.as_user()?;
         runtime
-            .server_command(&self.node, &self.program)?
-            .args(&self.args)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .server_command(&self.node, &program)?
+            .args(&args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()
             .with_context(|| format!("cannot start {}", self.program.display()))
+    }
+}
+
+impl Launch {
+    /// The program, arguments and environment that run the server as its user: `setpriv`
+    /// changes the user and execs in place (the pid the run signals stays the server's), and
+    /// `env` sets the environment only after the change, so that a preloaded library
+    /// (libfaketime) starts as the server's user rather than as root's.
+    fn as_user(&self) -> Result<(PathBuf, Vec<OsString>, Vec<(String, String)>)> {
+        let Some(user) = self.user else {
+            return Ok((self.program.clone(), self.args.clone(), self.env.clone()));
+        };
+        let setpriv = find_program("setpriv").context("setpriv is missing (util-linux)")?;
+        let mut args: Vec<OsString> = ["--reuid", user, "--regid", user, "--init-groups"]
+            .into_iter()
+            .map(OsString::from)
+            .collect();
+        args.extend(["--pdeathsig=KILL", "--", "/usr/bin/env"].map(OsString::from));
+        args.extend(
+            self.env
+                .iter()
+                .map(|(k, v)| OsString::from(format!("{k}={v}"))),
+        );
+        args.push(self.program.clone().into_os_string());
+        args.extend(self.args.iter().cloned());
+        Ok((setpriv, args, Vec::new()))
     }
 }
 

@@ -45,11 +45,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
             })
         },
     },
-    server_clock: Support::No(
-        "lockpick has not yet measured PostgreSQL under libfaketime, so a clock jump on its \
-         server could not be shown to have taken effect. Clock jumps work on the redis, \
-         redlock and rslock servers",
-    ),
+    // A C program reading the time through libc: it runs under libfaketime, as redis-server
+    // does, and its backends (forked, not exec'd) share the postmaster's clock file.
+    server_clock: Support::Yes,
 };
 
 /// The newest installed server's bin/ folder.
@@ -143,10 +141,9 @@ impl LockService for PostgresService {
                 &hba,
                 "local all all trust\nhost all all 0.0.0.0/0 trust\n",
             )?;
-            let mut launch = Launch::new(node, setpriv.clone(), log.clone());
+            let mut launch = Launch::new(node, bin.join("postgres"), log.clone());
+            launch.user = Some(USER);
             launch
-                .args(as_user())
-                .arg(bin.join("postgres"))
                 .arg("-D")
                 .arg(&dir)
                 .arg("-k")
@@ -158,7 +155,7 @@ impl LockService for PostgresService {
             for setting in SETTINGS {
                 launch.args(["-c", setting]);
             }
-            setup.launch(launch, false)?;
+            setup.launch(launch, true)?;
             self.endpoints.push(format!("{}:{PORT}", node.ip));
         }
         for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {
@@ -176,6 +173,33 @@ impl LockService for PostgresService {
     fn endpoints(&self) -> Vec<String> {
         self.endpoints.clone()
     }
+
+    /// The database's `clock_timestamp()` (the clock its lease rows expire by), read inside the
+    /// server's node, against the true time.
+    fn clock_offset_ms(&self, runtime: &dyn Runtime, node: &Node) -> Option<i64> {
+        let endpoint = format!("{}:{PORT}", node.ip);
+        let (sender, answer) = std::sync::mpsc::channel();
+        runtime
+            .probe(
+                node,
+                Box::new(move || {
+                    let mut session = PostgresSession::new(&endpoint, Duration::from_millis(500))?;
+                    let sql = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+                    if let lockpick_workloads::Outcome::Ok(rows) = session.query(sql, &[]) {
+                        if let Some(ms) = rows.first().and_then(|r| r.try_get::<_, i64>(0).ok()) {
+                            let now = std::time::SystemTime::now()
+                                .duration_since(std::time::UNIX_EPOCH)
+                                .map(|d| d.as_millis() as i64)
+                                .unwrap_or(0);
+                            let _ = sender.send(ms - now);
+                        }
+                    }
+                    Ok(())
+                }),
+            )
+            .ok()?;
+        answer.try_recv().ok()
+    }
 }
 
 /// The server's settings beyond its address: small, fast in memory, and quick to end the
@@ -192,23 +216,13 @@ const SETTINGS: &[&str] = &[
     "log_min_messages=warning",
 ];
 
-/// `setpriv`'s words that run what follows as PostgreSQL's user, dying with its parent.
-fn as_user() -> [&'static str; 7] {
-    [
-        "--reuid",
-        USER,
-        "--regid",
-        USER,
-        "--init-groups",
-        "--pdeathsig=KILL",
-        "--",
-    ]
-}
+/// `setpriv`'s words that run what follows as PostgreSQL's user.
+const AS_USER: [&str; 6] = ["--reuid", USER, "--regid", USER, "--init-groups", "--"];
 
 fn initdb(setpriv: &Path, bin: &Path, dir: &Path, log: &Path) -> Result<()> {
     let out = crate::safe_write::append(log)?;
     let status = Command::new(setpriv)
-        .args(as_user())
+        .args(AS_USER)
         .arg(bin.join("initdb"))
         .args(["-D"])
         .arg(dir)
