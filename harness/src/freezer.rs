@@ -39,7 +39,8 @@ pub fn thaw(pid: Pid) -> Result<()> {
 }
 
 /// Every descendant of `pid` now (children, theirs, ...), from /proc: a server whose workers
-/// lead process groups of their own (PostgreSQL's backends) is not reached by its group alone.
+/// lead process groups of their own (a database forking one backend per session) is not
+/// reached by its group alone.
 pub fn descendants(pid: Pid) -> Vec<Pid> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();

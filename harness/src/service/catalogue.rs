@@ -18,7 +18,7 @@ use crate::support::Support;
 pub enum ServerBinForm {
     /// One executable file (`redis=/opt/redis-7.4/redis-server`).
     Executable,
-    /// A folder (ZooKeeper's jars, PostgreSQL's `bin/`): `unusable` says why a folder will not
+    /// A folder (ZooKeeper's jars, a database's `bin/`): `unusable` says why a folder will not
     /// do, if it will not.
     Folder {
         unusable: fn(&Path) -> Option<String>,

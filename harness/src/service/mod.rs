@@ -86,7 +86,7 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Its standard output and error go here (appended: a restart keeps the earlier log).
     pub log: PathBuf,
-    /// The user it runs as, when not root (a server that refuses root, as PostgreSQL does).
+    /// The user it runs as, when not root (for a server that refuses to run as root).
     pub user: Option<&'static str>,
 }
 
