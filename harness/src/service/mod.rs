@@ -115,11 +115,11 @@ impl Launch {
     pub fn spawn(&self, runtime: &dyn Runtime) -> Result<std::process::Child> {
         let log = crate::safe_write::append(&self.log)
             .with_context(|| format!("cannot open {}", self.log.display()))?;
-        let (program, args, env) = self.as_user()?;
+        let launch = self.as_user()?;
         runtime
-            .server_command(&self.node, &program)?
-            .args(&args)
-            .envs(env.iter().map(|(k, v)| (k, v)))
+            .server_command(&self.node, &launch.program)?
+            .args(&launch.args)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -133,9 +133,9 @@ impl Launch {
     /// changes the user and execs in place (the pid the run signals stays the server's), and
     /// `env` sets the environment only after the change, so that a preloaded library
     /// (libfaketime) starts as the server's user rather than as root's.
-    fn as_user(&self) -> Result<(PathBuf, Vec<OsString>, Vec<(String, String)>)> {
+    fn as_user(&self) -> Result<Launch> {
         let Some(user) = self.user else {
-            return Ok((self.program.clone(), self.args.clone(), self.env.clone()));
+            return Ok(self.clone());
         };
         let setpriv = find_program("setpriv").context("setpriv is missing (util-linux)")?;
         let mut args: Vec<OsString> = ["--reuid", user, "--regid", user, "--init-groups"]
@@ -150,7 +150,13 @@ impl Launch {
         );
         args.push(self.program.clone().into_os_string());
         args.extend(self.args.iter().cloned());
-        Ok((setpriv, args, Vec::new()))
+        Ok(Launch {
+            program: setpriv,
+            args,
+            env: Vec::new(),
+            user: None,
+            ..self.clone()
+        })
     }
 }
 
