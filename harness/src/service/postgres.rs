@@ -184,14 +184,14 @@ impl LockService for PostgresService {
                 node,
                 Box::new(move || {
                     let mut session = PostgresSession::new(&endpoint, Duration::from_millis(500))?;
+                    // Connected first (a backend forks per session, slowly on a busy machine),
+                    // then the read itself, dated at the middle of its round trip.
+                    let _ = session.query("SELECT 1", &[]);
                     let sql = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+                    let sent = now_ms();
                     if let lockpick_workloads::Outcome::Ok(rows) = session.query(sql, &[]) {
                         if let Some(ms) = rows.first().and_then(|r| r.try_get::<_, i64>(0).ok()) {
-                            let now = std::time::SystemTime::now()
-                                .duration_since(std::time::UNIX_EPOCH)
-                                .map(|d| d.as_millis() as i64)
-                                .unwrap_or(0);
-                            let _ = sender.send(ms - now);
+                            let _ = sender.send(ms - (sent + now_ms()) / 2);
                         }
                     }
                     Ok(())
@@ -263,4 +263,11 @@ fn make_lease_table(endpoint: &str) -> Result<()> {
             bail!("cannot make the lease table: {e}")
         }
     }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
