@@ -1,7 +1,7 @@
 //! `lockpick shrink <run folder>`: the smallest schedule that still breaks the lock, and one
 //! command that replays it. From the run's `schedule.json` and `command.txt`, the [`search`]
 //! tries smaller candidates (fewer fault windows by delta debugging, then shorter windows,
-//! fewer clients, a shorter time limit); [`trial`] replays each as a normal `lockpick run`
+//! fewer clients, a shorter time limit, a later start); [`trial`] replays each as a normal `lockpick run`
 //! and counts it failing when m of k replays show the same kind of violation; [`source`] reads
 //! the run and writes the replay's command line.
 //!
@@ -63,6 +63,8 @@ struct Record<'a> {
 #[derive(Serialize)]
 struct Shape {
     windows: usize,
+    /// When the first fault starts (ms since the run began): the later start moves it.
+    first_fault_ms: Option<u64>,
     clients: u32,
     time_limit_ms: u64,
 }
@@ -71,6 +73,7 @@ impl Shape {
     fn of(c: &Candidate) -> Shape {
         Shape {
             windows: c.windows.len(),
+            first_fault_ms: c.windows.iter().map(|w| w.start_ms).min(),
             clients: c.clients,
             time_limit_ms: c.time_limit_ms,
         }
@@ -78,9 +81,10 @@ impl Shape {
 
     fn words(&self) -> String {
         format!(
-            "{} window{}, {} clients, {}",
+            "{} window{} from {:.2} s, {} clients, {}",
             self.windows,
             if self.windows == 1 { "" } else { "s" },
+            self.first_fault_ms.unwrap_or(0) as f64 / 1000.0,
             self.clients,
             duration_words(self.time_limit_ms)
         )
