@@ -1,13 +1,18 @@
 //! `lockpick compare --shrink` against real servers: a Redis cell broken by a paused holder is
 //! shrunk after the gate, within the shrink budget, to one fault window whose replay command
 //! reproduces the violation; summary.md offers the cell's reproduction and tells the shrunk
-//! replay; the gate's exit code and verdict are the matrix's. Nothing of any replay is left.
+//! replay; the gate's exit code and verdict are the matrix's, also when Ctrl-C ends the shrink,
+//! which keeps what was written. Nothing of any replay is left.
 
 mod common;
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
 
-use common::{assert_prefix_gone, lockpick};
+use common::{assert_prefix_gone, lockpick, wait_for, Background};
+use nix::sys::signal::{kill, Signal};
 use serde_json::Value;
 
 fn read_json(path: &Path) -> Value {
@@ -135,5 +140,71 @@ fn compare_shrink_shrinks_a_broken_redis_cell_to_one_window_that_replays() {
     assert!(
         reproduced >= 2,
         "the replay reproduced it {reproduced} times"
+    );
+}
+
+#[test]
+fn ctrl_c_during_the_shrink_keeps_the_gates_code_and_every_output() {
+    let store = tempfile::tempdir().unwrap();
+    let child = lockpick()
+        .args(["compare", "--locks", "redis", "--nemeses", "pause-holder"])
+        .args(["--time-limit", "4s", "--clients", "2", "--ttl", "500ms"])
+        .args(["--fault-duration", "1s", "--fault-interval", "500ms"])
+        .args(["--quiet", "500ms", "--seed", "61", "--shrink", "--store"])
+        .arg(store.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut compare = Background::new(child);
+    let stderr = compare.child.as_mut().unwrap().stderr.take().unwrap();
+    let (lines, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let mut told = String::new();
+    // Into the shrink's first replay (the cell's own run came before it), then Ctrl-C.
+    wait_for(
+        "the shrink's first replay",
+        Duration::from_secs(300),
+        || {
+            while let Ok(line) = seen.try_recv() {
+                told.push_str(&line);
+                told.push('\n');
+            }
+            told.split("lockpick compare: shrinking")
+                .nth(1)
+                .is_some_and(|after| after.contains("(run lkp"))
+        },
+    );
+    kill(compare.pid(), Signal::SIGINT).unwrap();
+    let output = compare.wait();
+    while let Ok(line) = seen.recv_timeout(Duration::from_secs(5)) {
+        told.push_str(&line);
+        told.push('\n');
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The gate was decided before the shrink: its code stays.
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{told}");
+    for prefix in told.split("(run ").skip(1).filter_map(|r| r.get(..9)) {
+        assert_prefix_gone(prefix);
+    }
+    let compare = only_folder(&store.path().join("compare"));
+    assert_eq!(read_json(&compare.join("compare.json"))["exit_code"], 1);
+    let summary = std::fs::read_to_string(compare.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("  - reproduce with `lockpick run "),
+        "{summary}"
+    );
+    // The shrink's best so far is written and told, with why it stopped.
+    let shrink = only_folder(&store.path().join("shrink"));
+    let record = read_json(&shrink.join("shrink.json"));
+    assert_eq!(record["stopped"], "interrupted", "{record:#}");
+    assert!(shrink.join("schedule.json").is_file());
+    assert!(
+        summary.contains("(stopped early: interrupted)"),
+        "{summary}"
     );
 }
