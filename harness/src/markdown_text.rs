@@ -31,9 +31,43 @@ pub fn escape(text: &str) -> String {
         .replace("www.", "www\u{200B}.")
 }
 
+/// `text` as one inline code span (a command to paste): the fence is one backtick longer than
+/// any run of backticks in it, as `--report-to`'s code block does, so nothing in it can end the
+/// span; inside a span nothing is markup, so only line breaks and control characters change.
+pub fn code(text: &str) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| match c {
+            '\n' | '\r' | '\t' => ' ',
+            c if c.is_control() => '\u{FFFD}',
+            c => c,
+        })
+        .collect();
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    // A span that starts or ends with a backtick needs a space inside its fence.
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_span_holds_any_text_on_one_line() {
+        assert_eq!(
+            code("lockpick run --lock redis"),
+            "`lockpick run --lock redis`"
+        );
+        assert_eq!(code("a `b` c"), "``a `b` c``");
+        assert_eq!(code("``x"), "``` ``x ```");
+        assert_eq!(code("a\nb\u{1b}"), "`a b\u{FFFD}`");
+    }
 
     #[test]
     fn markup_in_foreign_text_stays_text() {

@@ -135,3 +135,33 @@ fn a_matrix_files_mistakes_are_named_by_the_file_and_its_key_and_make_nothing() 
         assert!(!store.exists(), "{name} made the store");
     }
 }
+
+#[test]
+fn wrong_shrink_flags_are_refused_before_any_cell_runs_and_make_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["--shrink", "--shrink-replays", "0"], "--shrink-replays 0"),
+        (
+            &["--shrink", "--shrink-min-failures", "4"],
+            "--shrink-min-failures 4",
+        ),
+        (
+            &["--shrink", "--shrink-budget", "runs=0"],
+            "--shrink-budget runs=0",
+        ),
+    ];
+    for (i, (flags, culprit)) in cases.into_iter().enumerate() {
+        let store = dir.path().join(format!("store-{i}"));
+        let mut args = vec!["--locks", "redis", "--nemeses", "pause-holder"];
+        args.extend(flags);
+        let (code, stdout, stderr) = compare(&args, &store);
+        assert_eq!(code, 254, "{flags:?}: {stdout}{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{flags:?}: {stderr}");
+        assert!(stderr.contains(culprit), "{flags:?}: {stderr}");
+        assert!(!store.exists(), "{flags:?} made the store");
+    }
+    // The shrink's flags without --shrink are a mistake, not ignored.
+    let (code, _, stderr) = compare(&["--shrink-budget", "runs=3"], &dir.path().join("s"));
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("--shrink"), "{stderr}");
+}

@@ -37,6 +37,7 @@ fn drawn_cell(lock: &str, nemesis: &str, fencing: &str, verdict: Validity) -> Ce
         servers: "redis 7.0.15, netns".to_string(),
         decided_at: None,
         dir: PathBuf::from(format!("/store/{lock}-{nemesis}/20261201T000000.000Z")),
+        command: Vec::new(),
         seed: 1,
         took: std::time::Duration::from_secs(10),
     };

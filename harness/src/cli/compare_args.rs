@@ -63,6 +63,22 @@ pub struct CompareArgs {
     /// List the cells without running anything (as `--check`, the cells only).
     #[arg(long)]
     pub list: bool,
+    /// After the matrix, shrink each broken cell whose run is invalid to the smallest schedule
+    /// that still fails, as `lockpick shrink` does (`<store>/shrink/<time>/`); summary.md and
+    /// the terminal tell each shrunk replay command. The gate's verdicts and exit code stay the
+    /// matrix's: a shrink only adds what it found.
+    #[arg(long)]
+    pub shrink: bool,
+    /// What all the shrinks together may spend, as `runs=N,time=D`; a cell whose turn comes
+    /// when it is spent is not shrunk.
+    #[arg(long, default_value = "runs=60,time=30m", requires = "shrink")]
+    pub shrink_budget: String,
+    /// How many times each candidate schedule is replayed (k, as `lockpick shrink --replays`).
+    #[arg(long, default_value_t = 3, requires = "shrink")]
+    pub shrink_replays: u32,
+    /// How many of those replays must fail (m, as `lockpick shrink --min-failures`).
+    #[arg(long, default_value_t = 2, requires = "shrink")]
+    pub shrink_min_failures: u32,
     /// With `--list`: the runnable cells as JSON for a CI job matrix (`{"include": [...]}`).
     #[arg(long, requires = "list")]
     pub json: bool,

@@ -62,6 +62,9 @@ pub struct Figures {
     pub decided_at: Option<f64>,
     /// The run's folder.
     pub dir: PathBuf,
+    /// The run's command line (`lockpick run …`), word by word: what reproduces it.
+    #[serde(skip)]
+    pub command: Vec<String>,
     pub seed: u64,
     #[serde(serialize_with = "as_secs")]
     pub took: Duration,

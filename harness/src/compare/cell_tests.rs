@@ -18,6 +18,7 @@ fn figures(verdict: Validity, counts: Counts) -> Figures {
         servers: "redis 7.0.15, netns".to_string(),
         decided_at: None,
         dir: PathBuf::new(),
+        command: Vec::new(),
         seed: 1,
         took: Duration::ZERO,
     }

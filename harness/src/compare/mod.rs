@@ -19,6 +19,7 @@ pub mod page;
 mod plan;
 mod repeats;
 mod report_to;
+mod shrink_cells;
 pub mod state;
 mod summary;
 
@@ -67,6 +68,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         }
         return Ok(0);
     }
+    let shrink_settings = shrink_cells::Settings::of(args)?;
     let plan = plan::plan(args, plan::Checks::MatrixAndMachine)?;
     summary_md::runs_publish_step_summary(false);
     let runnable = plan.cells.iter().filter(|c| c.configs.is_ok()).count();
@@ -186,7 +188,26 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
     let links = Links::new(args.link_base.as_deref(), &plan.store, |key| {
         std::env::var(key).ok()
     });
-    let dir = write_outputs(&plan, &cells, interrupted, ran, runnable, code, &links)?;
+    let outputs = Outputs {
+        plan: &plan,
+        cells: &cells,
+        notes: notes(&plan, interrupted, ran, runnable),
+        interrupted,
+        links: &links,
+    };
+    // With --shrink, the summary is published once, with the shrinks; the files written
+    // before them stay if the shrinks are interrupted.
+    let dir = write_outputs(&outputs, code, shrink_settings.is_none())?;
+    if let Some(settings) = &shrink_settings {
+        // The gate is decided: a shrink adds what it finds, and changes no verdict or code.
+        let shrinks = shrink_cells::shrink_broken(&plan, &cells, settings, Arc::clone(&interrupt));
+        shrink_cells::tell(&shrinks);
+        summary_md::publish(&dir, &outputs.summary(&dir, &shrinks))?;
+        crate::say!(
+            "\nsummary with the shrinks: {}",
+            dir.join(summary_md::SUMMARY).display()
+        );
+    }
     if let Some(to) = &args.report_to {
         report_to::copy(&dir, to)?;
     }
@@ -207,18 +228,32 @@ fn exit_code(cells: &[Cell], interrupted: bool) -> u8 {
     }
 }
 
-fn write_outputs(
-    plan: &plan::Plan,
-    cells: &[Cell],
+/// What every output of a finished comparison is made of.
+struct Outputs<'a> {
+    plan: &'a plan::Plan,
+    cells: &'a [Cell],
+    notes: Vec<String>,
     interrupted: bool,
-    ran: usize,
-    runnable: usize,
-    code: u8,
-    links: &Links,
-) -> Result<std::path::PathBuf> {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
-    let dir = plan.store.join("compare").join(stamp);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
+    links: &'a Links,
+}
+
+impl Outputs<'_> {
+    fn summary(&self, dir: &std::path::Path, shrinks: &[shrink_cells::CellShrink]) -> String {
+        summary::Summary {
+            cells: self.cells,
+            seed: self.plan.seed,
+            notes: &self.notes,
+            interrupted: self.interrupted,
+            dir,
+            links: self.links,
+            shrinks,
+        }
+        .render()
+    }
+}
+
+/// The lines every output adds below its cells.
+fn notes(plan: &plan::Plan, interrupted: bool, ran: usize, runnable: usize) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(matrix) = &plan.from_matrix {
         notes.push(format!("Expectations from {}.", matrix.display()));
@@ -236,14 +271,25 @@ fn write_outputs(
             "interrupted: {ran} of {runnable} cells ran to their end"
         ));
     }
+    notes
+}
+
+/// Writes every output; `summary.md` is published (to `$GITHUB_STEP_SUMMARY` too) when
+/// `publish`, else only written, for the shrinks to publish it.
+fn write_outputs(outputs: &Outputs, code: u8, publish: bool) -> Result<std::path::PathBuf> {
+    let (plan, cells, interrupted) = (outputs.plan, outputs.cells, outputs.interrupted);
+    let notes = &outputs.notes;
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    let dir = plan.store.join("compare").join(stamp);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
     let seed = plan.seed;
     let gate = Tally::of(cells).gate(interrupted);
     let mut table = outputs::table_markdown(cells, seed, &gate);
-    for note in &notes {
+    for note in notes {
         table.push_str(&format!("\n{note}\n"));
     }
     crate::safe_write::replace(&dir.join(TABLE), &table)?;
-    let page = page::render(cells, seed, &dir, &notes, interrupted);
+    let page = page::render(cells, seed, &dir, notes, interrupted);
     crate::safe_write::replace(&dir.join(GRID), page)?;
     let xml = junit::render(cells, seed, &dir).context("cannot render junit.xml")?;
     crate::safe_write::replace(&dir.join(report::JUNIT), crate::xml_chars::well_formed(xml))?;
@@ -258,16 +304,12 @@ fn write_outputs(
         &dir.join(JSON),
         serde_json::to_string_pretty(&stored)? + "\n",
     )?;
-    let summary = summary::Summary {
-        cells,
-        seed,
-        notes: &notes,
-        interrupted,
-        dir: &dir,
-        links,
+    let summary = outputs.summary(&dir, &[]);
+    if publish {
+        summary_md::publish(&dir, &summary)?;
+    } else {
+        crate::safe_write::replace(&dir.join(summary_md::SUMMARY), summary)?;
     }
-    .render();
-    summary_md::publish(&dir, &summary)?;
     report::write_index(&plan.store)?;
     crate::terminal::print(&table);
     for c in cells {
@@ -275,6 +317,12 @@ fn write_outputs(
             Judgement::Broken(why) => crate::say!("NOT AS EXPECTED: {}: {why}", c.name),
             Judgement::Unproven(why) => crate::say!("UNPROVEN: {}: {why}", c.name),
             _ => {}
+        }
+        let broken = matches!(c.judgement, Judgement::Broken(_));
+        if let Some(f) = c.figures().filter(|f| broken && f.command.len() >= 2) {
+            let schedule = f.dir.join(crate::store::SCHEDULE).display().to_string();
+            let command = crate::shrink::reproduce_command(&f.command, &schedule);
+            println!("reproduce {}: {}", c.name, shell_words::join(&command));
         }
         if let Some(f) = (c.figures()).filter(|f| f.verdict == lockpick_checkers::Validity::Invalid)
         {
@@ -323,6 +371,7 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
             .and_then(|e| e.decided_at_ns)
             .map(|ns| ns as f64 / 1e9),
         dir: finished.dir,
+        command: config.command.clone(),
         seed: config.seed,
         took: started.elapsed(),
     }))

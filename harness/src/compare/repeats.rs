@@ -156,6 +156,7 @@ mod tests {
             decided_at: None,
             servers: String::new(),
             dir: PathBuf::new(),
+            command: Vec::new(),
             seed,
             took: Duration::ZERO,
         }

@@ -15,6 +15,7 @@ use lockpick_checkers::Validity;
 
 use super::cell::Cell;
 use super::links::Links;
+use super::shrink_cells::{confirmed_words, CellShrink};
 use super::state::{by_state, State, Tally};
 use crate::report;
 use crate::summary_md::Counts;
@@ -32,6 +33,8 @@ pub struct Summary<'a> {
     /// The comparison's folder.
     pub dir: &'a Path,
     pub links: &'a Links,
+    /// What `--shrink` made of the broken cells (empty without it).
+    pub shrinks: &'a [CellShrink],
 }
 
 fn mark(c: &Cell) -> String {
@@ -174,7 +177,90 @@ impl Summary<'_> {
                 one_line(why)
             );
         }
+        if c.state() == State::Broken {
+            self.reproduction(c, &mut item);
+        }
         item
+    }
+
+    /// A path of the store as the commands name it (within the store), linked where the store
+    /// is published.
+    fn file(&self, path: &Path) -> (String, String) {
+        let within = self.links.path_in_store(path);
+        let name = path
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().to_string());
+        let link = (self.links.to(path)).map_or(String::new(), |l| {
+            format!(
+                " ([{}]({l}))",
+                one_line(&crate::markdown_text::escape(&name))
+            )
+        });
+        (within, link)
+    }
+
+    /// How to reproduce a broken cell, and shrink it (or what `--shrink` made of it). Paths are
+    /// within the store, as the other links are.
+    fn reproduction(&self, c: &Cell, item: &mut String) {
+        let Some(f) = c.figures() else {
+            return;
+        };
+        let code = crate::markdown_text::code;
+        if f.command.len() >= 2 {
+            let (schedule, link) = self.file(&f.dir.join(crate::store::SCHEDULE));
+            let command = crate::shrink::reproduce_command(&f.command, &schedule);
+            let _ = writeln!(
+                item,
+                "  - reproduce with {}{link}",
+                code(&shell_words::join(&command))
+            );
+        }
+        let shrink = self.shrinks.iter().find(|s| s.name == c.name);
+        if f.verdict == Validity::Invalid && shrink.is_none() {
+            let words = [
+                "lockpick".to_string(),
+                "shrink".to_string(),
+                self.links.path_in_store(&f.dir),
+            ];
+            let _ = writeln!(item, "  - shrink with {}", code(&shell_words::join(&words)));
+        }
+        match shrink.map(|s| &s.outcome) {
+            Some(Ok(shrunk)) => {
+                let (schedule, link) = self.file(&shrunk.schedule);
+                let absolute = shrunk.schedule.display().to_string();
+                let command: Vec<String> = (shrunk.command.iter())
+                    .map(|w| {
+                        if *w == absolute {
+                            schedule.clone()
+                        } else {
+                            w.clone()
+                        }
+                    })
+                    .collect();
+                let _ = writeln!(
+                    item,
+                    "  - shrunk from {} to {}: {}in {} runs, {:.0} s{}; replay with {}{link}",
+                    shrunk.from,
+                    shrunk.to,
+                    confirmed_words(shrunk),
+                    shrunk.runs,
+                    shrunk.seconds,
+                    shrunk.stopped.as_ref().map_or(String::new(), |why| format!(
+                        " (stopped early: {})",
+                        one_line(&crate::markdown_text::escape(why))
+                    )),
+                    code(&shell_words::join(&command))
+                );
+            }
+            Some(Err(why)) => {
+                let _ = writeln!(
+                    item,
+                    "  - not shrunk: {}",
+                    one_line(&crate::markdown_text::escape(why))
+                );
+            }
+            None => {}
+        }
     }
 
     /// The lock × nemesis grid, each cell marked by its state; broken and unproven cells link

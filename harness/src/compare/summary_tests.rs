@@ -4,6 +4,7 @@ use std::time::Duration;
 use super::*;
 use crate::compare::cell::{CellName, Figures, Outcome};
 use crate::compare::matrix::{CellExpectation, Expectation};
+use crate::compare::shrink_cells::CellShrink;
 
 /// A cell as a finished run would give it; `broken` when it is expected valid but is invalid.
 fn cell(lock: &str, nemesis: &str, broken: bool) -> Cell {
@@ -36,6 +37,7 @@ fn cell(lock: &str, nemesis: &str, broken: bool) -> Cell {
         servers: "redis 7.0.15, netns".to_string(),
         decided_at: None,
         dir: PathBuf::from(format!("/store/{lock}-{nemesis}/20261201T000000.000Z")),
+        command: Vec::new(),
         seed: 1,
         took: Duration::from_secs(10),
     };
@@ -64,6 +66,7 @@ fn summary(cells: &[Cell], links: &Links) -> String {
         interrupted: false,
         dir: Path::new("/store/compare/x"),
         links,
+        shrinks: &[],
     }
     .render()
 }
@@ -141,4 +144,77 @@ fn links_go_to_the_base_or_nowhere() {
         "an expected failure is held: {md}"
     );
     assert!(md.starts_with("## lockpick compare: gate FAILED: 1 cell off its expectation"));
+}
+
+fn words(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn a_broken_cell_offers_its_reproduction_and_its_shrink_by_paths_within_the_store() {
+    let mut broken = cell("redis", "pause-holder", true);
+    if let Outcome::Ran(f) = &mut broken.outcome {
+        f.command =
+            words("lockpick run --lock redis --nemesis pause-holder --seed 1 --store /store");
+    }
+    let cells = [broken.clone(), cell("etcd", "pause-holder", false)];
+    let none = Links::new(None, Path::new("/store"), |_| None);
+    let text = summary(&cells, &none);
+    let run = "redis-pause-holder/20261201T000000.000Z";
+    assert!(
+        text.contains(&format!(
+            "  - reproduce with `lockpick run --lock redis --nemesis pause-holder --seed 1 \
+             --schedule {run}/schedule.json`\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("  - shrink with `lockpick shrink {run}`\n")),
+        "{text}"
+    );
+    // A held cell offers neither.
+    assert_eq!(text.matches("reproduce with").count(), 1, "{text}");
+
+    let shrunk = crate::shrink::Shrunk {
+        dir: PathBuf::from("/store/shrink/T"),
+        schedule: PathBuf::from("/store/shrink/T/schedule.json"),
+        command: words(
+            "lockpick run --lock redis --clients 2 --schedule /store/shrink/T/schedule.json",
+        ),
+        from: "8 windows from 0.50 s, 5 clients, 30s".to_string(),
+        to: "1 window from 1.47 s, 2 clients, 4500ms".to_string(),
+        confirmed: Some((2, 3)),
+        runs: 7,
+        seconds: 41.2,
+        stopped: None,
+    };
+    let shrinks = [CellShrink {
+        name: broken.name.clone(),
+        outcome: Ok(shrunk),
+    }];
+    let linked = Links::new(
+        Some("https://ci.example/store"),
+        Path::new("/store"),
+        |_| None,
+    );
+    let text = Summary {
+        cells: &cells,
+        seed: 1,
+        notes: &[],
+        interrupted: false,
+        dir: Path::new("/store/compare/x"),
+        links: &linked,
+        shrinks: &shrinks,
+    }
+    .render();
+    assert!(
+        text.contains(
+            "  - shrunk from 8 windows from 0.50 s, 5 clients, 30s to 1 window from 1.47 s, 2 \
+             clients, 4500ms: failed 2 of 3 replays, in 7 runs, 41 s; replay with `lockpick run \
+             --lock redis --clients 2 --schedule shrink/T/schedule.json` \
+             ([schedule.json](https://ci.example/store/shrink/T/schedule.json))\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("shrink with"), "{text}");
 }

@@ -1,7 +1,7 @@
 //! `lockpick shrink <run folder>`: the smallest schedule that still breaks the lock, and one
 //! command that replays it. From the run's `schedule.json` and `command.txt`, the [`search`]
 //! tries smaller candidates (fewer fault windows by delta debugging, then shorter windows,
-//! fewer clients, a shorter time limit); [`trial`] replays each as a normal `lockpick run`
+//! fewer clients, a shorter time limit, a later start); [`trial`] replays each as a normal `lockpick run`
 //! and counts it failing when m of k replays show the same kind of violation; [`source`] reads
 //! the run and writes the replay's command line.
 //!
@@ -31,8 +31,10 @@ use crate::config::RunConfig;
 use crate::schedule::Schedule;
 use crate::store;
 use search::{Candidate, Limits};
+pub use source::reproduce_command;
 use source::{duration_words, Source};
-use trial::{Budget, Replayer, Step};
+pub use trial::Budget;
+use trial::{Replayer, Step};
 
 /// The most replays of one candidate: more is a typo, and each costs a full run.
 const MAX_REPLAYS: u32 = 20;
@@ -63,6 +65,8 @@ struct Record<'a> {
 #[derive(Serialize)]
 struct Shape {
     windows: usize,
+    /// When the first fault starts (ms since the run began): the later start moves it.
+    first_fault_ms: Option<u64>,
     clients: u32,
     time_limit_ms: u64,
 }
@@ -71,6 +75,7 @@ impl Shape {
     fn of(c: &Candidate) -> Shape {
         Shape {
             windows: c.windows.len(),
+            first_fault_ms: c.windows.iter().map(|w| w.start_ms).min(),
             clients: c.clients,
             time_limit_ms: c.time_limit_ms,
         }
@@ -78,40 +83,102 @@ impl Shape {
 
     fn words(&self) -> String {
         format!(
-            "{} window{}, {} clients, {}",
+            "{} window{} from {:.2} s, {} clients, {}",
             self.windows,
             if self.windows == 1 { "" } else { "s" },
+            self.first_fault_ms.unwrap_or(0) as f64 / 1000.0,
             self.clients,
             duration_words(self.time_limit_ms)
         )
     }
 }
 
+/// What to shrink, how sure a candidate must be, and what the search may spend.
+pub struct Request<'a> {
+    /// The violating run's folder.
+    pub run: &'a Path,
+    pub kind: Option<ViolationKind>,
+    pub replays: u32,
+    pub min_failures: u32,
+    pub budget: Budget,
+    /// The store under which `shrink/<time>/` is made.
+    pub store: &'a Path,
+}
+
+/// What a finished (or interrupted) shrink wrote.
+pub struct Shrunk {
+    /// `<store>/shrink/<time>/`.
+    pub dir: PathBuf,
+    /// The shrunk schedule, in `dir`.
+    pub schedule: PathBuf,
+    /// The replay command, word by word (its `--schedule` is `schedule`).
+    pub command: Vec<String>,
+    pub from: String,
+    pub to: String,
+    /// How many replays of the shrunk schedule failed, of how many (`None`: nothing smaller
+    /// failed; the run's own schedule is kept).
+    pub confirmed: Option<(u32, u32)>,
+    pub runs: u32,
+    pub seconds: f64,
+    /// Why the search stopped early, if it did.
+    pub stopped: Option<String>,
+}
+
+/// Checks `--replays` and `--min-failures` (k and m) as a shrink takes them.
+pub fn check_replays(replays: u32, min_failures: u32, flags: (&str, &str)) -> Result<()> {
+    let (k, m) = flags;
+    if replays == 0 || replays > MAX_REPLAYS {
+        return Err(bad(format!(
+            "{k} {replays} must be between 1 and {MAX_REPLAYS}"
+        )));
+    }
+    if min_failures == 0 || min_failures > replays {
+        return Err(bad(format!(
+            "{m} {min_failures} must be between 1 and {k} {replays}"
+        )));
+    }
+    Ok(())
+}
+
 /// Shrinks the run and returns the exit code: 1 when a failing schedule was written, 2 when
 /// interrupted (the best so far is still written).
 pub fn shrink(args: &ShrinkArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
-    if args.replays == 0 || args.replays > MAX_REPLAYS {
-        return Err(bad(format!(
-            "--replays {} must be between 1 and {MAX_REPLAYS}",
-            args.replays
-        )));
-    }
-    if args.min_failures == 0 || args.min_failures > args.replays {
-        return Err(bad(format!(
-            "--min-failures {} must be between 1 and --replays {}",
-            args.min_failures, args.replays
-        )));
-    }
+    check_replays(
+        args.replays,
+        args.min_failures,
+        ("--replays", "--min-failures"),
+    )?;
     let budget = Budget::parse(&args.budget)?;
     if !nix::unistd::geteuid().is_root() {
         return Err(bad("lockpick shrink needs root: run it with sudo"));
     }
     let run =
         std::path::absolute(&args.run).map_err(|e| bad(format!("{}: {e}", args.run.display())))?;
-    let source = Source::load(&run, args.kind)?;
-    let kind = args.kind.unwrap_or(source.kinds[0]);
     let store = std::path::absolute(&args.store)
         .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
+    let request = Request {
+        run: &run,
+        kind: args.kind,
+        replays: args.replays,
+        min_failures: args.min_failures,
+        budget,
+        store: &store,
+    };
+    shrink_run(&request, Arc::clone(&interrupt))?;
+    Ok(if interrupt.load(Ordering::SeqCst) {
+        2
+    } else {
+        1
+    })
+}
+
+/// Shrinks one violating run (both paths absolute), telling its progress on standard error
+/// and its result on standard output.
+pub fn shrink_run(request: &Request, interrupt: Arc<AtomicBool>) -> Result<Shrunk> {
+    let run = request.run;
+    let source = Source::load(run, request.kind)?;
+    let kind = request.kind.unwrap_or(source.kinds[0]);
+    let store = request.store;
     // The run's own command must replay (and the store take runs) before anything is made.
     let (words, run_args) = source.replay_command(
         &run.join(store::SCHEDULE),
@@ -122,15 +189,16 @@ pub fn shrink(args: &ShrinkArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     let config = RunConfig::from_args(&run_args, words)?;
     crate::run::preflight(&config)?;
     crate::summary_md::runs_publish_step_summary(false);
-    let dir = create_shrink_dir(&store)?;
+    let dir = create_shrink_dir(store)?;
+    let budget = request.budget;
     eprintln!(
         "lockpick shrink: {} ({}), {} violation; a candidate fails when {} of {} replays show \
          it; budget {} runs, {} s; in {}",
         source.name,
         run.display(),
         kind.name(),
-        args.min_failures,
-        args.replays,
+        request.min_failures,
+        request.replays,
         budget.runs,
         budget.time.as_secs(),
         dir.display()
@@ -148,8 +216,8 @@ pub fn shrink(args: &ShrinkArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
         source: &source,
         dir: &dir,
         kind,
-        replays: args.replays,
-        min_failures: args.min_failures,
+        replays: request.replays,
+        min_failures: request.min_failures,
         budget,
         started: Instant::now(),
         interrupt: Arc::clone(&interrupt),
@@ -160,19 +228,14 @@ pub fn shrink(args: &ShrinkArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
         error: None,
     };
     let best = search::shrink(start.clone(), &limits, &mut replayer);
-    let written = write_outputs(&dir, &source, args, &start, &best, &replayer);
+    let written = write_outputs(&dir, &source, request, &start, &best, &replayer);
     if let Some(e) = replayer.error.take() {
         return Err(e.context(format!(
             "the shrink stopped; its best so far is in {}",
             dir.display()
         )));
     }
-    written?;
-    Ok(if interrupt.load(Ordering::SeqCst) {
-        2
-    } else {
-        1
-    })
+    written
 }
 
 /// `<store>/shrink/<time>/`, created exclusively (a `-N` suffix when the time is taken).
@@ -216,11 +279,11 @@ fn write_new(path: &Path, text: &str) -> Result<()> {
 fn write_outputs(
     dir: &Path,
     source: &Source,
-    args: &ShrinkArgs,
+    args: &Request,
     start: &Candidate,
     best: &Candidate,
     replayer: &Replayer,
-) -> Result<()> {
+) -> Result<Shrunk> {
     let schedule = Schedule {
         windows: best.windows.clone(),
         ..source.schedule.clone()
@@ -303,5 +366,15 @@ fn write_outputs(
     print!("{}", crate::summary::render(&results));
     println!("  replay: {command}");
     println!("  written to {}", dir.display());
-    Ok(())
+    Ok(Shrunk {
+        dir: dir.to_path_buf(),
+        schedule: schedule_path,
+        command: words,
+        from: record.from.words(),
+        to: record.to.words(),
+        confirmed,
+        runs: replayer.runs,
+        seconds,
+        stopped: replayer.stopped.clone(),
+    })
 }

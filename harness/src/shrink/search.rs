@@ -3,8 +3,8 @@
 //! servers), so the search itself is pure and its unit tests use a made-up oracle.
 //!
 //! Order, as in delta debugging: first cut away the faults that came after the violation, then
-//! ddmin over the remaining fault windows (fewer windows), then shorter windows, fewer clients
-//! and a shorter time limit. Each step keeps a candidate only when the oracle says it fails, so
+//! ddmin over the remaining fault windows (fewer windows), then shorter windows, fewer clients,
+//! a shorter time limit and a later start. Each step keeps a candidate only when the oracle says it fails, so
 //! the best schedule so far is always one that was seen to fail.
 
 use crate::nemesis::window::Window;
@@ -65,6 +65,7 @@ pub fn shrink(start: Candidate, limits: &Limits, oracle: &mut dyn Oracle) -> Can
     search.shorter_windows();
     search.fewer_clients();
     search.shorter_time_limit();
+    search.later_start();
     search.best
 }
 
@@ -233,6 +234,50 @@ impl Search<'_> {
             |c, n| c.time_limit_ms = round_up(n),
             "ms time limit",
         );
+    }
+
+    /// Every fault later, by as much of the room the time limit leaves after the faults, their
+    /// aftermath and the quiet time as still fails (the latest first, then bisection; the faults
+    /// keep their spacing). A fault that still breaks the lock when it comes later shows the
+    /// violation is no artefact of the run's start (servers just up, the first acquisitions).
+    /// It comes last and uses only that room: it never makes the run longer, nor keeps the
+    /// time limit from getting shorter.
+    fn later_start(&mut self) {
+        let faults_end = (self.best.windows.iter())
+            .map(|w| w.start_ms + w.duration_ms)
+            .max()
+            .unwrap_or(0);
+        let room = (self.best.time_limit_ms)
+            .saturating_sub(faults_end + AFTERMATH_MS + self.limits.quiet_ms)
+            / TIME_STEP_MS
+            * TIME_STEP_MS;
+        if room == 0 || self.best.windows.is_empty() {
+            return;
+        }
+        let base = self.best.clone();
+        let later = |by: u64| {
+            let mut candidate = base.clone();
+            for w in &mut candidate.windows {
+                w.start_ms += by;
+            }
+            candidate
+        };
+        let step = |by: u64| format!("faults {by} ms later");
+        if self.attempt(&step(room), later(room)) {
+            return;
+        }
+        let (mut failing, mut passing) = (0, room);
+        for _ in 0..BISECTION_PROBES {
+            let probe = (failing + passing) / 2 / TIME_STEP_MS * TIME_STEP_MS;
+            if probe == failing || self.stopped {
+                return;
+            }
+            if self.attempt(&step(probe), later(probe)) {
+                failing = probe;
+            } else {
+                passing = probe;
+            }
+        }
     }
 
     /// Tries the floor first (often the answer), then bisects between it and the current value.

@@ -20,12 +20,15 @@ fn start() -> Candidate {
     }
 }
 
-/// Fails when every window starting at one of `culprits` is there and lasts at least
-/// `min_ms`, with at least `min_clients` clients; stops after `calls_left` answers.
+/// Fails when, for each of `culprits`, a window starting there (or up to `late_ms` after it)
+/// lasts at least `min_ms`, with at least `min_clients` clients and a time limit of at least
+/// `min_time_limit_ms`; stops after `calls_left` answers.
 struct Made {
     culprits: Vec<u64>,
+    late_ms: u64,
     min_ms: u64,
     min_clients: u32,
+    min_time_limit_ms: u64,
     calls: u32,
     calls_left: u32,
     tried: Vec<Candidate>,
@@ -35,8 +38,10 @@ impl Made {
     fn new(culprits: &[u64]) -> Made {
         Made {
             culprits: culprits.to_vec(),
+            late_ms: 0,
             min_ms: 1200,
             min_clients: 2,
+            min_time_limit_ms: 0,
             calls: 0,
             calls_left: u32::MAX,
             tried: Vec::new(),
@@ -53,13 +58,17 @@ impl Oracle for Made {
         self.calls += 1;
         self.tried.push(c.clone());
         let culprits_there = self.culprits.iter().all(|start| {
-            (c.windows.iter()).any(|w| w.start_ms == *start && w.duration_ms >= self.min_ms)
+            (c.windows.iter()).any(|w| {
+                (*start..=start + self.late_ms).contains(&w.start_ms)
+                    && w.duration_ms >= self.min_ms
+            })
         });
         let fits = c
             .windows
             .iter()
             .all(|w| w.start_ms + w.duration_ms + 1000 <= c.time_limit_ms);
-        if culprits_there && c.clients >= self.min_clients && fits {
+        let long_enough = c.time_limit_ms >= self.min_time_limit_ms;
+        if culprits_there && c.clients >= self.min_clients && fits && long_enough {
             Answer::Fails
         } else {
             Answer::Passes
@@ -140,6 +149,50 @@ fn fewer_clients_never_drop_a_client_a_window_aims_at() {
     let best = shrink(candidate, &limits(None), &mut oracle);
     assert_eq!(best.clients, 4);
     assert!(oracle.tried.iter().all(|c| c.clients >= 4));
+}
+
+#[test]
+fn the_faults_start_later_within_the_room_the_time_limit_leaves() {
+    // The made-up violation shows only in a run of 20 s or more, from a fault starting
+    // between 15.5 s and 16.5 s.
+    let mut oracle = Made::new(&[15_500]);
+    oracle.late_ms = 1_000;
+    oracle.min_time_limit_ms = 20_000;
+    let best = shrink(start(), &limits(None), &mut oracle);
+    assert_eq!(best.windows.len(), 1, "{best:?}");
+    let window = &best.windows[0];
+    assert!(
+        (15_600..=16_500).contains(&window.start_ms),
+        "not later, or too late: {best:?}"
+    );
+    // The time limit was not lengthened for it: the fault still ends before its aftermath
+    // and the quiet second.
+    assert!((20_000..=21_000).contains(&best.time_limit_ms), "{best:?}");
+    assert!(window.start_ms + window.duration_ms + 2_000 <= best.time_limit_ms);
+    assert!(oracle.tried.contains(&best));
+    // The latest start the room allowed was tried first, and failed to show it.
+    let later: Vec<u64> = (oracle.tried.iter())
+        .filter(|c| c.windows.len() == 1 && c.windows[0].start_ms > 15_500)
+        .map(|c| c.windows[0].start_ms)
+        .collect();
+    assert!(later[0] > 16_500, "{later:?}");
+}
+
+#[test]
+fn no_room_after_the_faults_means_no_later_start_is_tried() {
+    let mut oracle = Made::new(&[15_500]);
+    oracle.min_ms = 1_300;
+    let best = shrink(start(), &limits(None), &mut oracle);
+    // The shortest time limit holds the fault exactly: nothing is left to move it by.
+    assert_eq!(
+        best.windows[0].start_ms + best.windows[0].duration_ms + 2_000,
+        best.time_limit_ms,
+        "{best:?}"
+    );
+    assert!(oracle
+        .tried
+        .iter()
+        .all(|c| c.windows.iter().all(|w| w.start_ms % 2_500 == 500)));
 }
 
 #[test]

@@ -186,14 +186,32 @@ impl Source {
     }
 }
 
+/// A run's command (`lockpick run …`, word by word) that replays `schedule` with the run's own
+/// flags: its `--schedule` and `--store` give way (the replay keeps its runs in the default
+/// store, or where the person adds `--store`).
+pub fn reproduce_command(command: &[String], schedule: &str) -> Vec<String> {
+    let mut words: Vec<String> = command.iter().take(2).cloned().collect();
+    words.extend(strip(
+        command.get(2..).unwrap_or(&[]),
+        &["--schedule", "--store"],
+    ));
+    words.extend(["--schedule".to_string(), schedule.to_string()]);
+    words
+}
+
 /// `words` without the flags in `REPLACED`, in either form (`--clients 5`, `--clients=5`).
 fn strip_replaced(words: &[String]) -> Vec<String> {
+    strip(words, &REPLACED)
+}
+
+/// `words` without `flags` and their values, in either form.
+fn strip(words: &[String], flags: &[&str]) -> Vec<String> {
     let mut kept = Vec::new();
     let mut words = words.iter();
     while let Some(word) = words.next() {
-        if REPLACED.contains(&word.as_str()) {
+        if flags.contains(&word.as_str()) {
             words.next();
-        } else if !REPLACED
+        } else if !flags
             .iter()
             .any(|flag| word.starts_with(&format!("{flag}=")))
         {
@@ -260,6 +278,15 @@ mod tests {
              --schedule x.json --seed 3",
         ));
         assert_eq!(kept, words("--lock redis --ttl 1s --seed 3"));
+    }
+
+    #[test]
+    fn a_reproduction_keeps_the_runs_flags_but_its_schedule_and_store() {
+        let command = words("lockpick run --lock redis --store=/s --seed 3 --schedule old.json");
+        assert_eq!(
+            reproduce_command(&command, "r/t/schedule.json"),
+            words("lockpick run --lock redis --seed 3 --schedule r/t/schedule.json")
+        );
     }
 
     #[test]
