@@ -3,7 +3,8 @@
 //! cases and exit code), through the same code as `compare` (`publish`). A shard's folder is
 //! hostile input: each must be a shard of the same plan and seeds, every shard 1..N exactly
 //! once, each holding exactly its own cells of the split, each cell with the repeats and seeds
-//! its plan says; anything else is refused before anything is written.
+//! its plan says; anything else is refused before anything is written. The matrix file's name
+//! the outputs show is the first shard's (each job may have it under another path).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -132,7 +133,7 @@ fn read(dir: &Path) -> Result<ShardPart> {
             "shard {shard} is not K/N with 1 <= K <= N <= {MAX_SHARDS}"
         )));
     }
-    let fingerprint = shard_record::fingerprint(&part.plan, &part.seeds, part.matrix.as_ref());
+    let fingerprint = shard_record::fingerprint(&part.plan, &part.seeds);
     if fingerprint != part.fingerprint {
         return Err(refuse(
             "its plan does not match its fingerprint (the file was changed)".to_string(),
