@@ -5,6 +5,9 @@
 //! n/a; each finished cell is judged (`cell`); the outputs (`outputs`) are the table, the
 //! grid page, JUnit, JSON and `summary.md`.
 //!
+//! With `--shard K/N` only the shard's cells of the plan run (`shard`), and `compare.json` keeps
+//! what `merge` needs to join the shards into the outputs of one comparison (`shard_record`).
+//!
 //! The exit code is the gate: 1 when a cell broke its expectation, 2 when one could not prove
 //! it (or the comparison was interrupted), 0 when every expectation held. Without a matrix file
 //! every cell is expected valid, so a comparison exits as a run does.
