@@ -365,3 +365,63 @@ fn a_bad_shard_is_refused_before_anything_is_made() {
     assert!(done.shown.contains("needs a seed"), "{}", done.shown);
     assert!(!dir.join("s").exists());
 }
+
+#[test]
+fn an_na_cell_and_repeats_merge_as_they_compare() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    // Redis runs one server: partition-halves is n/a for it. Two repeats of the other cell.
+    let args = [
+        "compare",
+        "--locks",
+        "redis",
+        "--nemeses",
+        "none,partition-halves",
+        "--time-limit",
+        "3s",
+        "--clients",
+        "2",
+        "--quiet",
+        "500ms",
+        "--repeat",
+        "2",
+        "--seed",
+        "9",
+    ];
+    let with = |extra: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(extra);
+        lockpick_in(dir, &all)
+    };
+    let whole = with(&["--store", "whole"]);
+    for k in ["1/2", "2/2"] {
+        let to = format!("shard-{}", &k[..1]);
+        let done = with(&["--shard", k, "--store", "s", "--report-to", &to]);
+        assert!(done.code == 0 || done.code == 2, "{}", done.shown);
+    }
+    let merged = lockpick_in(dir, &["merge", "--store", "merged", "shard-1", "shard-2"]);
+    assert_eq!(
+        merged.code, whole.code,
+        "{}\n---\n{}",
+        whole.shown, merged.shown
+    );
+    let (w, m) = (
+        json(&only_folder(&dir.join("whole"))),
+        json(&only_folder(&dir.join("merged"))),
+    );
+    assert_eq!(cells(&w), cells(&m));
+    let outcomes: Vec<&str> = (m["cells"].as_array().unwrap().iter())
+        .map(|c| c["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["ran", "not-applicable"]);
+    // Both repeats, with their seeds, as the whole comparison has them.
+    let seeds = |v: &Value| -> Vec<Value> {
+        (v["cells"][0]["repeats"].as_array().unwrap().iter())
+            .map(|r| r["seed"].clone())
+            .collect()
+    };
+    assert_eq!(seeds(&w).len(), 2);
+    assert_eq!(seeds(&w), seeds(&m));
+    assert_eq!(w["cells"][0]["reason"], m["cells"][0]["reason"]);
+    assert_eq!(w["cells"][1]["reason"], m["cells"][1]["reason"]);
+}
