@@ -7,10 +7,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::lockpick;
+use common::compared::{cells, json, lockpick_in, only_folder, read};
 use serde_json::Value;
 
 /// Four cells of a few seconds: two expected valid, one known unsafe, one that breaks its
@@ -41,66 +41,6 @@ fencing = ["on"]
 expect = "no stale write accepted"
 why = "hoping the fence saves it"
 "#;
-
-struct Done {
-    code: i32,
-    shown: String,
-}
-
-fn lockpick_in(dir: &Path, args: &[&str]) -> Done {
-    let mut command = lockpick();
-    command.current_dir(dir).args(args);
-    for key in [
-        "CI_JOB_URL",
-        "GITHUB_SERVER_URL",
-        "GITHUB_RUN_ID",
-        "GITHUB_STEP_SUMMARY",
-    ] {
-        command.env_remove(key);
-    }
-    let output = command.output().unwrap();
-    Done {
-        code: output.status.code().unwrap_or(-1),
-        shown: format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ),
-    }
-}
-
-fn read(dir: &Path, file: &str) -> String {
-    std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{dir:?}/{file}: {e}"))
-}
-
-fn json(dir: &Path) -> Value {
-    serde_json::from_str(&read(dir, "compare.json")).unwrap()
-}
-
-/// Each cell of `compare.json` without what depends on timing.
-fn cells(compare: &Value) -> Vec<Value> {
-    let keep = [
-        "lock",
-        "nemesis",
-        "fencing",
-        "verdict",
-        "outcome",
-        "judgement",
-        "expected",
-    ];
-    let keep = keep.into_iter().chain(["why_expected", "seed"]);
-    let keep: Vec<&str> = keep.collect();
-    compare["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            keep.iter()
-                .map(|k| (k.to_string(), c[*k].clone()))
-                .collect()
-        })
-        .collect()
-}
 
 /// JUnit's cases: suite, name and the kind of each result, read with python's XML parser.
 fn junit_cases(path: &Path) -> Value {
@@ -173,15 +113,6 @@ fn table_rows(table: &str) -> Vec<String> {
 fn title(page: &str) -> String {
     let start = page.find("<title>").unwrap() + "<title>".len();
     page[start..start + page[start..].find("</title>").unwrap()].to_string()
-}
-
-fn only_folder(store: &Path) -> PathBuf {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(store.join("compare"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.pop().unwrap()
 }
 
 #[test]
@@ -326,102 +257,4 @@ fn refusals(dir: &Path, shards: &[String]) {
         &[s[0], s[1], s[2], "edited"],
         "does not match its fingerprint",
     );
-}
-
-#[test]
-fn a_bad_shard_is_refused_before_anything_is_made() {
-    let work = tempfile::tempdir().unwrap();
-    let dir = work.path();
-    std::fs::write(dir.join("lockpick.toml"), MATRIX).unwrap();
-    for shard in ["0/2", "3/2", "x/2", "1/0", "2", "1/2/3", "+1/2", "1/ 2"] {
-        let done = lockpick_in(
-            dir,
-            &[
-                "compare",
-                "--matrix",
-                "lockpick.toml",
-                "--shard",
-                shard,
-                "--store",
-                "s",
-            ],
-        );
-        assert_eq!(done.code, 254, "--shard {shard}: {}", done.shown);
-        assert!(
-            done.shown.contains("K/N"),
-            "--shard {shard}: {}",
-            done.shown
-        );
-        assert!(!dir.join("s").exists(), "--shard {shard} made a store");
-    }
-    // Without a seed each shard would run another: refused.
-    let done = lockpick_in(
-        dir,
-        &[
-            "compare", "--locks", "redis", "--shard", "1/2", "--store", "s",
-        ],
-    );
-    assert_eq!(done.code, 254, "{}", done.shown);
-    assert!(done.shown.contains("needs a seed"), "{}", done.shown);
-    assert!(!dir.join("s").exists());
-}
-
-#[test]
-fn an_na_cell_and_repeats_merge_as_they_compare() {
-    let work = tempfile::tempdir().unwrap();
-    let dir = work.path();
-    // Redis runs one server: partition-halves is n/a for it. Two repeats of the other cell.
-    let args = [
-        "compare",
-        "--locks",
-        "redis",
-        "--nemeses",
-        "none,partition-halves",
-        "--time-limit",
-        "3s",
-        "--clients",
-        "2",
-        "--quiet",
-        "500ms",
-        "--repeat",
-        "2",
-        "--seed",
-        "9",
-    ];
-    let with = |extra: &[&str]| {
-        let mut all = args.to_vec();
-        all.extend(extra);
-        lockpick_in(dir, &all)
-    };
-    let whole = with(&["--store", "whole"]);
-    for k in ["1/2", "2/2"] {
-        let to = format!("shard-{}", &k[..1]);
-        let done = with(&["--shard", k, "--store", "s", "--report-to", &to]);
-        assert!(done.code == 0 || done.code == 2, "{}", done.shown);
-    }
-    let merged = lockpick_in(dir, &["merge", "--store", "merged", "shard-1", "shard-2"]);
-    assert_eq!(
-        merged.code, whole.code,
-        "{}\n---\n{}",
-        whole.shown, merged.shown
-    );
-    let (w, m) = (
-        json(&only_folder(&dir.join("whole"))),
-        json(&only_folder(&dir.join("merged"))),
-    );
-    assert_eq!(cells(&w), cells(&m));
-    let outcomes: Vec<&str> = (m["cells"].as_array().unwrap().iter())
-        .map(|c| c["outcome"].as_str().unwrap())
-        .collect();
-    assert_eq!(outcomes, ["ran", "not-applicable"]);
-    // Both repeats, with their seeds, as the whole comparison has them.
-    let seeds = |v: &Value| -> Vec<Value> {
-        (v["cells"][0]["repeats"].as_array().unwrap().iter())
-            .map(|r| r["seed"].clone())
-            .collect()
-    };
-    assert_eq!(seeds(&w).len(), 2);
-    assert_eq!(seeds(&w), seeds(&m));
-    assert_eq!(w["cells"][0]["reason"], m["cells"][0]["reason"]);
-    assert_eq!(w["cells"][1]["reason"], m["cells"][1]["reason"]);
 }
