@@ -176,7 +176,15 @@ fn the_sharded_gitlab_example_runs_the_template_per_shard_and_merges_into_one_co
     let merge_from = pipeline["lockpick-merge"]["variables"]["LOCKPICK_MERGE"]
         .as_str()
         .unwrap();
-    let (code, log) = run_template(merging.path(), &[("LOCKPICK_MERGE", merge_from)]);
+    let install = pipeline["lockpick-merge"]["variables"]["LOCKPICK_INSTALL"]
+        .as_str()
+        .unwrap();
+    assert_eq!(install, "false", "a merge needs no lock service");
+    let variables = [
+        ("LOCKPICK_MERGE", merge_from),
+        ("LOCKPICK_INSTALL", install),
+    ];
+    let (code, log) = run_template(merging.path(), &variables);
     assert_eq!(code, 0, "{log}");
     let merged_report = merging.path().join("lockpick-store/lockpick-out");
     assert_eq!(verdicts(&merged_report), verdicts(&whole_report));
