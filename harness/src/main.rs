@@ -49,6 +49,7 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Compare(args) => compare::compare(&args, interrupt_on_signals()?),
+        Command::Merge(args) => compare::merge(&args),
         Command::Run(args) => {
             let config = RunConfig::from_args(&args, std::env::args().collect())?;
             let interrupt = interrupt_on_signals()?;
@@ -175,7 +176,7 @@ fn open_history(path: &Path) -> Result<std::fs::File> {
 /// Clap's error as one line: its message and hints, without the usage block.
 fn clap_error_line(e: &clap::Error) -> String {
     if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        return "a command is needed: run, compare, check, shrink, clean, report or bench (see --help)"
+        return "a command is needed: run, compare, merge, check, shrink, clean, report or bench (see --help)"
             .to_string();
     }
     let text = e.render().to_string();

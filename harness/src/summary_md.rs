@@ -23,7 +23,8 @@ pub const SUMMARY: &str = "summary.md";
 const STORY_CHARS: usize = 300;
 
 /// The counts a summary and a comparison show for a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Counts {
     pub overlaps: usize,
     pub stale_writes: usize,

@@ -246,6 +246,11 @@ fn cases() -> Vec<(Vec<&'static str>, &'static str)> {
         (w("compare --locks redis --parallel 0"), "--parallel"),
         (w("compare --locks redis --store {dir}/a-file"), "a-file"),
         (w("compare --locks redis --nemeses partition-ring"), "--nemesis"),
+        // shards: K/N in range, a seed every shard shares, real shard folders to merge.
+        (w("compare --locks redis --seed 1 --shard 0/2"), "--shard"),
+        (w("compare --locks redis --seed 1 --shard 3/2"), "--shard"),
+        (w("compare --locks redis --shard 1/2"), "--shard"),
+        (w("merge {dir}/no-such-shard"), "no-such-shard"),
     ]
 }
 

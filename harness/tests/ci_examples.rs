@@ -300,6 +300,8 @@ fn the_examples_pass_yamllint_with_its_default_rules() {
         .arg(example("github-actions.yml"))
         .arg(example("github-comment.yml"))
         .arg(example("gitlab-ci.yml"))
+        .arg(example("github-sharded.yml"))
+        .arg(example("gitlab-sharded.yml"))
         .output()
         .expect("yamllint runs (Debian package yamllint, see .ci/install-packages)");
     assert!(

@@ -56,6 +56,11 @@ pub struct CompareArgs {
     /// when the comparison fails before any cell runs (bad input: exit 254), they say why.
     #[arg(long, value_name = "DIR")]
     pub report_to: Option<PathBuf>,
+    /// Run only shard K of N of the matrix's cells (`2/4`): a stable split, balanced by each
+    /// cell's expected time, for a CI job matrix; needs a seed (`--seed` or the matrix file's).
+    /// Its `compare.json` carries what `lockpick merge` needs to join the shards.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::compare::shard::Shard>,
     /// Check the matrix (file and flags) and list its cells without running anything; the
     /// machine (root, servers, the store) is not checked.
     #[arg(long)]
@@ -250,4 +255,21 @@ mod tests {
         assert_eq!(knobs.server_bins, ["redis=/opt/redis-server"]);
         assert!(knobs.images.is_empty());
     }
+}
+
+/// The flags of `lockpick merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The shards' folders: each a comparison's folder (`<store>/compare/<time>`) or its
+    /// `--report-to` folder, holding the `compare.json` of one `compare --shard K/N`.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+    /// As `compare --link-base`.
+    #[arg(long, value_name = "URL")]
+    pub link_base: Option<String>,
+    /// As `compare --report-to`: the merged outputs, also here (real files, no links).
+    #[arg(long, value_name = "DIR")]
+    pub report_to: Option<PathBuf>,
 }

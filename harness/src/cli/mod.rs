@@ -9,7 +9,7 @@ mod shrink_args;
 mod values;
 
 pub use crate::firewall::PartitionMode;
-pub use compare_args::{CellKnobs, CompareArgs};
+pub use compare_args::{CellKnobs, CompareArgs, MergeArgs};
 pub use shrink_args::{ShrinkArgs, ViolationKind};
 use values::{duration_word, lock_values, nemesis_values, runtime_values};
 
@@ -34,6 +34,9 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Run a matrix of locks × nemeses × fencing modes and write the comparison table.
     Compare(Box<CompareArgs>),
+    /// Join the shards of a `compare --shard K/N` into the outputs and exit code one compare of
+    /// the whole matrix would have written.
+    Merge(MergeArgs),
     /// Re-check a stored history offline.
     Check(CheckArgs),
     /// Shrink a violating run to the smallest schedule that still fails, and a command that

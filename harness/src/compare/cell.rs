@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use lockpick_checkers::story::Story;
 use lockpick_checkers::{Results, Validity};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::matrix::{CellExpectation, Expectation};
 use super::repeats::{judge_repeats, tally, Repeat};
@@ -14,7 +14,8 @@ use super::state::State;
 use crate::summary_md::Counts;
 
 /// Which cell: a lock under a nemesis (several joined by `+`) with a fencing mode.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CellName {
     pub lock: String,
     pub nemesis: String,
@@ -32,7 +33,8 @@ impl std::fmt::Display for CellName {
 }
 
 /// What a finished cell's run showed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Figures {
     pub verdict: Validity,
     pub counts: Counts,
@@ -66,12 +68,18 @@ pub struct Figures {
     #[serde(skip)]
     pub command: Vec<String>,
     pub seed: u64,
-    #[serde(serialize_with = "as_secs")]
+    #[serde(serialize_with = "as_secs", deserialize_with = "from_secs")]
     pub took: Duration,
 }
 
 fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+/// A shard's `took` back (`lockpick merge`): a negative, huge or odd number is refused.
+fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let secs = f64::deserialize(d)?;
+    Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
 }
 
 impl Figures {
@@ -123,7 +131,7 @@ impl Figures {
 }
 
 /// How a cell ended.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
 pub enum Outcome {
     Ran(Box<Figures>),

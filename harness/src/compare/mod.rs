@@ -5,6 +5,9 @@
 //! n/a; each finished cell is judged (`cell`); the outputs (`outputs`) are the table, the
 //! grid page, JUnit, JSON and `summary.md`.
 //!
+//! With `--shard K/N` only the shard's cells of the plan run (`shard`), and `compare.json` keeps
+//! what `merge` needs to join the shards into the outputs of one comparison (`shard_record`).
+//!
 //! The exit code is the gate: 1 when a cell broke its expectation, 2 when one could not prove
 //! it (or the comparison was interrupted), 0 when every expectation held. Without a matrix file
 //! every cell is expected valid, so a comparison exits as a run does.
@@ -14,11 +17,15 @@ mod junit;
 pub mod links;
 mod listing;
 pub mod matrix;
+mod merge;
 mod outputs;
 pub mod page;
 mod plan;
+mod publish;
 mod repeats;
 mod report_to;
+pub mod shard;
+mod shard_record;
 mod shrink_cells;
 pub mod state;
 mod summary;
@@ -27,19 +34,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use lockpick_checkers::model;
 
 use crate::cli::CompareArgs;
 use crate::config::RunConfig;
-use crate::report;
 use crate::run;
 use crate::summary_md::{self, Counts};
 use cell::{Cell, Figures, Judgement, Outcome};
 use links::Links;
+pub use merge::merge;
 pub use outputs::{GRID, JSON, TABLE};
 use plan::PlannedCell;
-use state::Tally;
+use shard_record::{CellResult, RepeatRecord, ShardPart};
 
 /// Runs the comparison and returns its exit code (see the module's doc). With `--report-to`,
 /// what stopped it is written there too.
@@ -55,7 +62,12 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
 
 fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     if args.check || args.list {
-        let plan = plan::plan(args, plan::Checks::MatrixOnly)?;
+        let mut plan = plan::plan(args, plan::Checks::MatrixOnly)?;
+        if let Some(shard) = args.shard {
+            let (records, _) = shard_record::planned(&plan);
+            let mut members = shard_record::members(&records, shard).into_iter();
+            plan.cells.retain(|_| members.next().unwrap_or(false));
+        }
         if args.json {
             println!("{}", listing::json(&plan));
         } else {
@@ -71,12 +83,26 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
     let shrink_settings = shrink_cells::Settings::of(args)?;
     let plan = plan::plan(args, plan::Checks::MatrixAndMachine)?;
     summary_md::runs_publish_step_summary(false);
-    let runnable = plan.cells.iter().filter(|c| c.configs.is_ok()).count();
+    // A shard runs its own cells of the whole plan (every cell, without --shard).
+    let (records, fingerprint) = shard_record::planned(&plan);
+    let in_shard = match args.shard {
+        Some(shard) => shard_record::members(&records, shard),
+        None => vec![true; plan.cells.len()],
+    };
+    let mine = || plan.cells.iter().zip(&in_shard).filter(|(_, &m)| m);
+    let runnable = mine().filter(|(c, _)| c.configs.is_ok()).count();
     let repeats = plan.seeds.len();
+    if let Some(shard) = args.shard {
+        crate::tell!(
+            "lockpick compare: shard {shard}: {} of the matrix's {} cells",
+            mine().count(),
+            plan.cells.len()
+        );
+    }
     crate::tell!(
         "lockpick compare: {} cells ({} n/a), seed {}, {} at a time",
-        plan.cells.len(),
-        plan.cells.len() - runnable,
+        mine().count(),
+        mine().count() - runnable,
         plan.seed,
         plan.parallel
     );
@@ -92,6 +118,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         .cells
         .iter()
         .enumerate()
+        .filter(|(i, _)| in_shard[*i])
         .flat_map(|(i, c)| {
             let n = c.configs.as_ref().map_or(1, |configs| configs.len());
             (0..n).map(move |r| (i, r))
@@ -165,11 +192,33 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
     }
     let mut outcomes = finished.into_inner().unwrap();
     outcomes.sort_by_key(|(index, repeat, _)| (*index, *repeat));
+    let interrupted = interrupt.load(Ordering::SeqCst);
+    let shard = args.shard.map(|shard| ShardPart {
+        k: shard.k,
+        n: shard.n,
+        fingerprint: fingerprint.clone(),
+        seed: plan.seed,
+        seeds: plan.seeds.clone(),
+        matrix: plan.from_matrix.clone(),
+        interrupted,
+        plan: records.clone(),
+        results: (0..plan.cells.len())
+            .filter(|i| in_shard[*i])
+            .map(|index| CellResult {
+                index,
+                repeats: (outcomes.iter())
+                    .filter(|(i, _, _)| *i == index)
+                    .map(|(_, _, o)| RepeatRecord::of(o))
+                    .collect(),
+            })
+            .collect(),
+    });
     // Every planned cell is listed: one the interruption kept from its end as not run.
     let cells: Vec<Cell> = plan
         .cells
         .iter()
         .enumerate()
+        .filter(|(index, _)| in_shard[*index])
         .map(|(index, planned): (usize, &PlannedCell)| {
             let mut of_cell: Vec<Outcome> = outcomes
                 .iter()
@@ -182,27 +231,31 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
             Cell::new(planned.name.clone(), &planned.expected, of_cell)
         })
         .collect();
-    let interrupted = interrupt.load(Ordering::SeqCst);
     let ran = cells.iter().filter(|c| c.figures().is_some()).count();
-    let code = exit_code(&cells, interrupted);
+    let code = publish::exit_code(&cells, interrupted);
     let links = Links::new(args.link_base.as_deref(), &plan.store, |key| {
         std::env::var(key).ok()
     });
-    let outputs = Outputs {
-        plan: &plan,
-        cells: &cells,
-        notes: notes(&plan, interrupted, ran, runnable),
+    let comparison = publish::Comparison {
+        store: &plan.store,
+        seed: plan.seed,
+        seeds: &plan.seeds,
+        from_matrix: plan.from_matrix.as_deref(),
         interrupted,
-        links: &links,
+        ran,
+        runnable,
+        exit_code: code,
+        shard: shard.as_ref(),
     };
     // With --shrink, the summary is published once, with the shrinks; the files written
     // before them stay if the shrinks are interrupted.
-    let dir = write_outputs(&outputs, code, shrink_settings.is_none())?;
+    let dir = publish::write(&comparison, &cells, &links, shrink_settings.is_none())?;
     if let Some(settings) = &shrink_settings {
         // The gate is decided: a shrink adds what it finds, and changes no verdict or code.
         let shrinks = shrink_cells::shrink_broken(&plan, &cells, settings, Arc::clone(&interrupt));
         shrink_cells::tell(&shrinks);
-        summary_md::publish(&dir, &outputs.summary(&dir, &shrinks))?;
+        let summary = publish::summary(&comparison, &cells, &links, &dir, &shrinks);
+        summary_md::publish(&dir, &summary)?;
         crate::say!(
             "\nsummary with the shrinks: {}",
             dir.join(summary_md::SUMMARY).display()
@@ -212,129 +265,6 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         report_to::copy(&dir, to)?;
     }
     Ok(code)
-}
-
-/// 2 when interrupted; else 1 if any expectation broke, 2 if any is unproven, 0 otherwise.
-fn exit_code(cells: &[Cell], interrupted: bool) -> u8 {
-    let any = |f: fn(&Judgement) -> bool| cells.iter().any(|c| f(&c.judgement));
-    if interrupted {
-        2
-    } else if any(|j| matches!(j, Judgement::Broken(_))) {
-        1
-    } else if any(|j| matches!(j, Judgement::Unproven(_))) {
-        2
-    } else {
-        0
-    }
-}
-
-/// What every output of a finished comparison is made of.
-struct Outputs<'a> {
-    plan: &'a plan::Plan,
-    cells: &'a [Cell],
-    notes: Vec<String>,
-    interrupted: bool,
-    links: &'a Links,
-}
-
-impl Outputs<'_> {
-    fn summary(&self, dir: &std::path::Path, shrinks: &[shrink_cells::CellShrink]) -> String {
-        summary::Summary {
-            cells: self.cells,
-            seed: self.plan.seed,
-            notes: &self.notes,
-            interrupted: self.interrupted,
-            dir,
-            links: self.links,
-            shrinks,
-        }
-        .render()
-    }
-}
-
-/// The lines every output adds below its cells.
-fn notes(plan: &plan::Plan, interrupted: bool, ran: usize, runnable: usize) -> Vec<String> {
-    let mut notes = Vec::new();
-    if let Some(matrix) = &plan.from_matrix {
-        notes.push(format!("Expectations from {}.", matrix.display()));
-    }
-    if plan.seeds.len() > 1 {
-        let seeds: Vec<String> = plan.seeds.iter().map(|s| s.to_string()).collect();
-        notes.push(format!(
-            "{} repeats of every cell, seeds {}.",
-            plan.seeds.len(),
-            seeds.join(", ")
-        ));
-    }
-    if interrupted {
-        notes.push(format!(
-            "interrupted: {ran} of {runnable} cells ran to their end"
-        ));
-    }
-    notes
-}
-
-/// Writes every output; `summary.md` is published (to `$GITHUB_STEP_SUMMARY` too) when
-/// `publish`, else only written, for the shrinks to publish it.
-fn write_outputs(outputs: &Outputs, code: u8, publish: bool) -> Result<std::path::PathBuf> {
-    let (plan, cells, interrupted) = (outputs.plan, outputs.cells, outputs.interrupted);
-    let notes = &outputs.notes;
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
-    let dir = plan.store.join("compare").join(stamp);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
-    let seed = plan.seed;
-    let gate = Tally::of(cells).gate(interrupted);
-    let mut table = outputs::table_markdown(cells, seed, &gate);
-    for note in notes {
-        table.push_str(&format!("\n{note}\n"));
-    }
-    crate::safe_write::replace(&dir.join(TABLE), &table)?;
-    let page = page::render(cells, seed, &dir, notes, interrupted);
-    crate::safe_write::replace(&dir.join(GRID), page)?;
-    let xml = junit::render(cells, seed, &dir).context("cannot render junit.xml")?;
-    crate::safe_write::replace(&dir.join(report::JUNIT), crate::xml_chars::well_formed(xml))?;
-    let stored = outputs::Stored {
-        seed,
-        matrix: plan.from_matrix.as_deref(),
-        interrupted,
-        exit_code: code,
-        cells,
-    };
-    crate::safe_write::replace(
-        &dir.join(JSON),
-        serde_json::to_string_pretty(&stored)? + "\n",
-    )?;
-    let summary = outputs.summary(&dir, &[]);
-    if publish {
-        summary_md::publish(&dir, &summary)?;
-    } else {
-        crate::safe_write::replace(&dir.join(summary_md::SUMMARY), summary)?;
-    }
-    report::write_index(&plan.store)?;
-    crate::terminal::print(&table);
-    for c in cells {
-        match &c.judgement {
-            Judgement::Broken(why) => crate::say!("NOT AS EXPECTED: {}: {why}", c.name),
-            Judgement::Unproven(why) => crate::say!("UNPROVEN: {}: {why}", c.name),
-            _ => {}
-        }
-        let broken = matches!(c.judgement, Judgement::Broken(_));
-        if let Some(f) = c.figures().filter(|f| broken && f.command.len() >= 2) {
-            let schedule = f.dir.join(crate::store::SCHEDULE).display().to_string();
-            let command = crate::shrink::reproduce_command(&f.command, &schedule);
-            println!("reproduce {}: {}", c.name, shell_words::join(&command));
-        }
-        if let Some(f) = (c.figures()).filter(|f| f.verdict == lockpick_checkers::Validity::Invalid)
-        {
-            println!(
-                "smallest failing schedule of {}: lockpick shrink {}",
-                c.name,
-                f.dir.display()
-            );
-        }
-    }
-    crate::say!("\nwritten to {}", dir.display());
-    Ok(dir)
 }
 
 /// Runs one cell; `None` if it was interrupted before its end.

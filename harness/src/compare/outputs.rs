@@ -21,6 +21,9 @@ pub struct Stored<'a> {
     pub interrupted: bool,
     pub exit_code: u8,
     pub cells: &'a [Cell],
+    /// A shard's record for `lockpick merge` (absent from a whole comparison's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<&'a super::shard_record::ShardPart>,
 }
 
 fn latency(ms: Option<f64>) -> String {

@@ -133,6 +133,12 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
     } else {
         Until::TimeLimit
     });
+    if let (Some(shard), None) = (args.shard, args.seed.or(matrix.seed)) {
+        return Err(bad(format!(
+            "--shard {shard} needs a seed (--seed, or seed = in the matrix file): every shard \
+             must run the same one"
+        )));
+    }
     let seed = args.seed.or(matrix.seed).unwrap_or_else(rand::random);
     let seeds: Vec<u64> = (0..repeat).map(|r| repeat_seed(seed, r)).collect();
     let store = std::path::absolute(&args.store)

@@ -1,8 +1,8 @@
-//! `--report-to DIR`: a fixed place where a CI job finds `summary.md` and `junit.xml`, whatever
-//! happened. After a comparison they are copies of its own; when it fails before any cell runs
-//! (a typo in the matrix, a machine that cannot run it) they say what went wrong, so the job
-//! posts that and its test report shows one error, instead of a later step failing with "no such
-//! file". The exit code stays what it was (254 for bad input, 255 when lockpick failed).
+//! `--report-to DIR`: a fixed place where a CI job finds `summary.md`, `junit.xml` and the other
+//! outputs of the comparison, whatever happened. After a comparison they are copies of its own;
+//! when it fails before any cell runs (a typo in the matrix, a machine that cannot run it),
+//! `summary.md` and `junit.xml` say what went wrong, so the job posts that and its test report
+//! shows one error, instead of a later step failing with "no such file". The exit code stays what it was (254 for bad input, 255 when lockpick failed).
 
 use std::path::Path;
 
@@ -11,13 +11,24 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::bad_input::BadInput;
 use crate::report;
+use crate::store::{COMPARE_GRID, COMPARE_JSON, COMPARE_TABLE};
 use crate::summary_md::{self, SUMMARY};
 
-/// Copies the comparison's `summary.md` and `junit.xml` from its folder `from` into `to`.
+/// Copies the comparison's outputs from its folder `from` into `to`: real files (never a link,
+/// and never written through one), so that a CI artifact upload (which copies the store's
+/// `latest` links as folders) takes them as they are, and `lockpick merge` can read a shard's.
 pub fn copy(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to).with_context(|| format!("--report-to {}", to.display()))?;
-    for file in [SUMMARY, report::JUNIT] {
-        std::fs::copy(from.join(file), to.join(file))
+    for file in [
+        SUMMARY,
+        report::JUNIT,
+        COMPARE_JSON,
+        COMPARE_GRID,
+        COMPARE_TABLE,
+    ] {
+        let text = std::fs::read(from.join(file))
+            .with_context(|| format!("--report-to: cannot read {file}"))?;
+        crate::safe_write::replace(&to.join(file), text)
             .with_context(|| format!("--report-to {}: cannot write {file}", to.display()))?;
     }
     Ok(())
@@ -58,7 +69,7 @@ pub fn failed(to: &Path, matrix: Option<&Path>, error: &anyhow::Error) -> Result
     suite.add_test_case(TestCase::new(format!("the comparison of {what}"), status));
     report.add_test_suite(suite);
     let xml = super::junit::to_schema(&report.to_string()?)?;
-    std::fs::write(to.join(report::JUNIT), xml)
+    crate::safe_write::replace(&to.join(report::JUNIT), xml)
         .with_context(|| format!("--report-to {}: cannot write junit.xml", to.display()))?;
     Ok(())
 }

@@ -2,6 +2,8 @@
 //! against real servers, each in its own store folder, and check what happened.
 #![allow(dead_code)]
 
+pub mod ci_steps;
+pub mod compared;
 pub mod dom;
 pub mod engine;
 pub mod junit_schema;

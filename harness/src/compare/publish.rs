@@ -1,0 +1,168 @@
+//! Writing a finished comparison into a new folder `<store>/compare/<time>/`: every output of
+//! `outputs` from the judged cells, the same for `compare` and for `merge` (whose cells come
+//! from the shards' folders), then the store's index and the terminal's table.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::cell::{Cell, Judgement};
+use super::links::Links;
+use super::outputs::{self, GRID, JSON, TABLE};
+use super::shard_record::ShardPart;
+use super::state::Tally;
+use super::{junit, page, summary};
+use crate::report;
+use crate::summary_md;
+
+/// What a comparison's outputs say besides its cells.
+pub struct Comparison<'a> {
+    pub store: &'a Path,
+    pub seed: u64,
+    /// The seed of each repeat.
+    pub seeds: &'a [u64],
+    /// The matrix file that gave the expectations, as it was named.
+    pub from_matrix: Option<&'a Path>,
+    pub interrupted: bool,
+    /// Cells that ran to their end, of those that could run.
+    pub ran: usize,
+    pub runnable: usize,
+    pub exit_code: u8,
+    /// A shard's record for `lockpick merge`; `None` for a whole comparison.
+    pub shard: Option<&'a ShardPart>,
+}
+
+/// 2 when interrupted; else 1 if any expectation broke, 2 if any is unproven, 0 otherwise.
+pub fn exit_code(cells: &[Cell], interrupted: bool) -> u8 {
+    let any = |f: fn(&Judgement) -> bool| cells.iter().any(|c| f(&c.judgement));
+    if interrupted {
+        2
+    } else if any(|j| matches!(j, Judgement::Broken(_))) {
+        1
+    } else if any(|j| matches!(j, Judgement::Unproven(_))) {
+        2
+    } else {
+        0
+    }
+}
+
+/// The lines every output adds below its cells.
+fn notes(c: &Comparison) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(matrix) = c.from_matrix {
+        notes.push(format!("Expectations from {}.", matrix.display()));
+    }
+    if c.seeds.len() > 1 {
+        let seeds: Vec<String> = c.seeds.iter().map(|s| s.to_string()).collect();
+        notes.push(format!(
+            "{} repeats of every cell, seeds {}.",
+            c.seeds.len(),
+            seeds.join(", ")
+        ));
+    }
+    if let Some(part) = c.shard {
+        notes.push(format!(
+            "Shard {}/{}: {} of the matrix's {} cells (`lockpick merge` joins the shards).",
+            part.k,
+            part.n,
+            part.results.len(),
+            part.plan.len()
+        ));
+    }
+    if c.interrupted {
+        notes.push(format!(
+            "interrupted: {} of {} cells ran to their end",
+            c.ran, c.runnable
+        ));
+    }
+    notes
+}
+
+/// `summary.md` of the comparison written in `dir`, with the shrinks of its broken cells.
+pub fn summary(
+    c: &Comparison,
+    cells: &[Cell],
+    links: &Links,
+    dir: &Path,
+    shrinks: &[super::shrink_cells::CellShrink],
+) -> String {
+    summary::Summary {
+        cells,
+        seed: c.seed,
+        notes: &notes(c),
+        interrupted: c.interrupted,
+        dir,
+        links,
+        shrinks,
+    }
+    .render()
+}
+
+/// Writes every output of the comparison and returns its folder. `summary.md` is published
+/// (to `$GITHUB_STEP_SUMMARY` too) when `publish_summary`, else only written, for the shrinks to
+/// publish it.
+pub fn write(
+    c: &Comparison,
+    cells: &[Cell],
+    links: &Links,
+    publish_summary: bool,
+) -> Result<PathBuf> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    let dir = c.store.join("compare").join(stamp);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
+    let notes = notes(c);
+    let seed = c.seed;
+    let gate = Tally::of(cells).gate(c.interrupted);
+    let mut table = outputs::table_markdown(cells, seed, &gate);
+    for note in &notes {
+        table.push_str(&format!("\n{note}\n"));
+    }
+    crate::safe_write::replace(&dir.join(TABLE), &table)?;
+    let page = page::render(cells, seed, &dir, &notes, c.interrupted);
+    crate::safe_write::replace(&dir.join(GRID), page)?;
+    let xml = junit::render(cells, seed, &dir).context("cannot render junit.xml")?;
+    crate::safe_write::replace(&dir.join(report::JUNIT), crate::xml_chars::well_formed(xml))?;
+    let stored = outputs::Stored {
+        seed,
+        matrix: c.from_matrix,
+        interrupted: c.interrupted,
+        exit_code: c.exit_code,
+        cells,
+        shard: c.shard,
+    };
+    crate::safe_write::replace(
+        &dir.join(JSON),
+        serde_json::to_string_pretty(&stored)? + "\n",
+    )?;
+    let summary = summary(c, cells, links, &dir, &[]);
+    if publish_summary {
+        summary_md::publish(&dir, &summary)?;
+    } else {
+        crate::safe_write::replace(&dir.join(summary_md::SUMMARY), summary)?;
+    }
+    report::write_index(c.store)?;
+    crate::terminal::print(&table);
+    for c in cells {
+        match &c.judgement {
+            Judgement::Broken(why) => crate::say!("NOT AS EXPECTED: {}: {why}", c.name),
+            Judgement::Unproven(why) => crate::say!("UNPROVEN: {}: {why}", c.name),
+            _ => {}
+        }
+        let broken = matches!(c.judgement, Judgement::Broken(_));
+        if let Some(f) = c.figures().filter(|f| broken && f.command.len() >= 2) {
+            let schedule = f.dir.join(crate::store::SCHEDULE).display().to_string();
+            let command = crate::shrink::reproduce_command(&f.command, &schedule);
+            println!("reproduce {}: {}", c.name, shell_words::join(&command));
+        }
+        if let Some(f) = (c.figures()).filter(|f| f.verdict == lockpick_checkers::Validity::Invalid)
+        {
+            println!(
+                "smallest failing schedule of {}: lockpick shrink {}",
+                c.name,
+                f.dir.display()
+            );
+        }
+    }
+    crate::say!("\nwritten to {}", dir.display());
+    Ok(dir)
+}
