@@ -5,7 +5,10 @@
                    its lease (`valid_ms`, `expires_ms`), the claim a careless wrapper makes;
   unsafe-release - takes the key properly (`SET NX PX`) but releases with a plain `DEL`, so a
                    holder that outlived its lease deletes the next holder's key: a client-side
-                   break of mutual exclusion, not the server's.
+                   break of mutual exclusion, not the server's;
+  long-bounds    - takes the key properly (`SET NX PX ttl`) but reports a lease ten times as
+                   long (`valid_ms`, `expires_ms`: 10 x ttl): a claim the server contradicts,
+                   which lockpick's cross-check (PTTL of the key) must catch.
 
     lockpick run --lock 'exec:redis:examples/broken/careless_redis.py no-expiry' --nemesis kill-client
 
@@ -43,7 +46,8 @@ def handle(request):
             expiry = None if MODE == "no-expiry" else TTL_MS
             if server.set(KEY, me, nx=True, px=expiry):
                 mine = me
-                return {"result": "ok", "valid_ms": TTL_MS, "expires_ms": TTL_MS}
+                claimed = TTL_MS * 10 if MODE == "long-bounds" else TTL_MS
+                return {"result": "ok", "valid_ms": claimed, "expires_ms": claimed}
             return {"result": "fail", "error": "held by another client"}
         if request["op"] == "release":
             if MODE == "unsafe-release" and mine is not None:

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::client_spec::ClientSpec;
 use crate::clock::RunClock;
+use crate::exec_server_check::ServerCheck;
 use crate::exec_session::{Answer, Breakage, Session, Verdict, PROTOCOL_VERSION};
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome};
@@ -45,6 +46,8 @@ pub struct ExecClient {
     clock: RunClock,
     shared: Arc<Mutex<Shared>>,
     watchdog: Option<Watchdog>,
+    /// Asks the lock's server for its own count of each granted lease, when it can be asked.
+    server_check: Option<ServerCheck>,
 }
 
 /// The running program (if any), shared with the watchdog that sends `extend`.
@@ -102,7 +105,15 @@ impl ExecClient {
                 breakages: BTreeMap::new(),
             })),
             watchdog: None,
+            server_check: None,
         }
+    }
+
+    /// The same client, asking `check` for the server's count of the lease after each grant
+    /// whose answer reports bounds.
+    pub fn checked_by(mut self, check: Option<ServerCheck>) -> ExecClient {
+        self.server_check = check;
+        self
     }
 
     fn shown(&self) -> String {
@@ -217,6 +228,13 @@ impl LockClient for ExecClient {
                 let completion = self.clock.now();
                 let lease = Self::lease(&answer, invoke, completion);
                 let granted_after = Self::granted_after(&answer, invoke, completion);
+                // Asked before the work starts, so the holder's own freeze can only make the
+                // server's count later, never contradict an honest report.
+                let reports_bounds = answer.valid_ms.is_some() || answer.expires_ms.is_some();
+                let server_lease = match self.server_check.as_mut() {
+                    Some(check) if reports_bounds => check.ask(&self.clock),
+                    _ => None,
+                };
                 let extends = {
                     let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     shared.session.as_ref().is_some_and(|s| s.extends)
@@ -231,6 +249,7 @@ impl LockClient for ExecClient {
                     lease,
                     granted_after,
                     lower_tokens_gone: false,
+                    server_lease,
                 })
             }
             Verdict::Fail => Outcome::Fail(error.unwrap_or_else(|| "not granted".to_string())),

@@ -51,6 +51,20 @@ impl Lease {
     }
 }
 
+/// The lock server's own count of a lease, asked after a client program reported its bounds:
+/// what lockpick checks the report against (`checkers/HISTORY.md`, "Claims are claims").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ServerLease {
+    /// When the server's answer came (ns on the run clock).
+    pub asked_at: u64,
+    /// The lease's remaining time as the server counted it (Redis `PTTL`); `None`: the server
+    /// holds the key with no expiry at all.
+    pub remaining_ms: Option<u64>,
+    /// By the server's count, the lease (or whatever now holds its key, which came after it)
+    /// has certainly ended by then; `None` with `remaining_ms`: never.
+    pub ended_by: Option<u64>,
+}
+
 fn nanos(d: Duration) -> u64 {
     d.as_nanos() as u64
 }

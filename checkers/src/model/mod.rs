@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::lease_claims::{Contradiction, ServerLease};
 pub use builder::{build, Builder};
 pub use values::decode_only;
 
@@ -54,6 +55,10 @@ pub struct Hold {
     /// The service granted it only once every lower token's lock entry was gone (the acquire's
     /// `lower_tokens_gone`).
     pub lower_tokens_gone: bool,
+    /// The lock server's own count of the lease, asked right after the grant (exec locks).
+    pub server_lease: Option<ServerLease>,
+    /// The acquire's reported lease, where the server's count contradicts it.
+    pub contradiction: Option<Contradiction>,
     /// Time of the latest lease record (the acquire's `ok` or a renewal).
     #[serde(skip)]
     pub(crate) lease_recorded: u64,
