@@ -9,7 +9,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{run, Run};
+use common::{lockpick, run, Run};
 
 const CONTRADICTS: &str = "the client program reported lease bounds the server contradicts";
 
@@ -107,4 +107,40 @@ fn an_honest_programs_reports_agree_with_the_server() {
     assert!(!std::fs::read_to_string(r.dir.join("report.html"))
         .unwrap()
         .contains(r#"data-finding="contradicted""#));
+}
+
+#[test]
+fn a_comparison_tells_the_contradiction_beside_the_cells_verdict() {
+    let store = tempfile::tempdir().unwrap();
+    let lock = format!(
+        "exec:redis:{} long-bounds",
+        example("examples/broken/careless_redis.py")
+    );
+    let output = lockpick()
+        .args(["compare", "--locks", &lock, "--nemeses", "pause-holder"])
+        .args(["--fencing", "off", "--time-limit", "6s", "--clients", "3"])
+        .args(["--ttl", "1s", "--fault-duration", "2500ms"])
+        .args(["--fault-interval", "500ms", "--store"])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The cell is invalid by its overlaps; the contradiction changes no verdict.
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let dir = std::fs::read_dir(store.path().join("compare"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    for file in [
+        "compare.md",
+        "compare.html",
+        "summary.md",
+        "compare.json",
+        "junit.xml",
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(text.contains(CONTRADICTS), "{file}:\n{text}");
+    }
 }
