@@ -32,6 +32,15 @@ pub struct ServerLease {
     pub ended_by: Option<u64>,
 }
 
+impl ServerLease {
+    /// The count in ms behind a bound `ended_by`: as the server said it, or (a history that
+    /// gives only the bound) as far as the bound reaches past the question.
+    pub fn counted_ms(&self, ended_by: u64) -> u64 {
+        self.remaining_ms
+            .unwrap_or(ended_by.saturating_sub(self.asked_at) / 1_000_000)
+    }
+}
+
 /// A report the server's count contradicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Contradiction {
@@ -60,7 +69,7 @@ pub fn contradiction(reported: &Lease, server: &ServerLease) -> Option<Contradic
                 Contradiction {
                     asked_at: at,
                     client_ms: claim / 1_000_000,
-                    server_ms: server.remaining_ms,
+                    server_ms: Some(server.counted_ms(ended_by)),
                 },
             )
         }

@@ -62,11 +62,7 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
     let counted = first
         .server_lease
         .filter(|_| first.renewals == 0)
-        .and_then(|s| {
-            s.ended_by
-                .zip(s.remaining_ms)
-                .map(|(t, ms)| (t, s.asked_at, ms))
-        })
+        .and_then(|s| s.ended_by.map(|t| (t, s.asked_at, s.counted_ms(t))))
         .map(|(t, asked, ms)| {
             let mut how = format!(
                 "by the lock server's own count: its key had {ms} ms left at {}",

@@ -130,3 +130,17 @@ fn a_servers_count_out_of_range_is_malformed_not_a_verdict() {
     wrong["asked_at"] = json!("soon");
     assert!(overlap(1_010, Some(wrong)).malformed.is_some());
 }
+
+#[test]
+fn a_count_given_only_as_its_bound_still_says_how_long() {
+    let bound_only = json!({"asked_at": ms(11), "ended_by": ms(1_010)});
+    let r = overlap(10_010, Some(bound_only));
+    let claims = r.lease_claims.as_ref().unwrap();
+    assert!(
+        claims.first[0].contains("server said 999 ms left"),
+        "{:?}",
+        claims.first
+    );
+    let (cause, why) = only_cause(&r);
+    assert_eq!(cause, OverlapCause::OutlivedLease, "{why}");
+}
