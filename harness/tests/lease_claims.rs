@@ -143,4 +143,5 @@ fn a_comparison_tells_the_contradiction_beside_the_cells_verdict() {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         assert!(text.contains(CONTRADICTS), "{file}:\n{text}");
     }
+    common::junit_schema::validate(&dir.join("junit.xml")).unwrap();
 }
