@@ -1,7 +1,7 @@
 //! Claims are claims: an exec program's lease bounds are its own report, and the lock's server
-//! may say otherwise. Where the history holds the server's count of a granted lease (an
-//! acquire's `server_lease`, asked by lockpick right after the grant), the report is checked
-//! against it:
+//! may say otherwise. Where the history holds the server's count of a granted or renewed lease
+//! (the `server_lease` of an acquire or a renewal, asked by lockpick right after it), the report
+//! is checked against it:
 //!
 //! - the report said the lease was certainly live past the moment by which the server's count
 //!   says it had ended (beyond an allowance for the two clocks' rates and the count's whole ms);
@@ -128,7 +128,7 @@ impl LeaseClaims {
 pub fn check(model: &Model) -> LeaseClaims {
     let mut claims = LeaseClaims::default();
     for hold in &model.holds {
-        if hold.server_lease.is_some() {
+        if hold.server_checked {
             claims.checked += 1;
         }
         if let Some(c) = &hold.contradiction {

@@ -58,10 +58,9 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
             };
             (t, format!("by its latest lease record: {word}"))
         });
-    // The server's count bounds the lease it was asked about, which renewals may have moved.
+    // The server's count of the latest lease record (none if that record came without one).
     let counted = first
         .server_lease
-        .filter(|_| first.renewals == 0)
         .and_then(|s| s.ended_by.map(|t| (t, s.asked_at, s.counted_ms(t))))
         .map(|(t, asked, ms)| {
             let mut how = format!(

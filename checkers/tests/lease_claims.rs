@@ -144,3 +144,39 @@ fn a_count_given_only_as_its_bound_still_says_how_long() {
     let (cause, why) = only_cause(&r);
     assert_eq!(cause, OverlapCause::OutlivedLease, "{why}");
 }
+
+#[test]
+fn a_renewal_the_server_contradicts_proves_no_live_lease_either() {
+    // An honest grant, then a renewal at 500 ms claiming 10 s while the server counted 1 s.
+    let mut h = History::with_setup("none", "none", None);
+    h.ops[0].value["lock"] = json!("exec:redis:./client.py");
+    let a = json!({"acquisition": "0.1", "token": null,
+        "lease": {"live_until": ms(1_000), "expires_by": ms(1_010)},
+        "server_lease": counted(Some(999))});
+    let renew = json!({"acquisition": "0.1",
+        "lease": {"live_until": ms(10_500), "expires_by": ms(10_510)},
+        "server_lease": {"asked_at": ms(501), "remaining_ms": 999, "ended_by": ms(1_500)}});
+    h.client(0, 0, OpType::Invoke, F::Acquire, "0.1", None)
+        .push(ms(10), Process::Client(0), OpType::Ok, F::Acquire, a)
+        .push(ms(501), Process::Client(0), OpType::Ok, F::Renew, renew)
+        .acquire(1, "1.1", ms(2000), ms(2010), None)
+        .release(1, "1.1", ms(2100), ms(2101))
+        .release(0, "0.1", ms(2200), ms(2201))
+        .final_read_agreeing(ms(2300));
+    let r = check(&h.ops);
+    let (cause, why) = only_cause(&r);
+    assert_eq!(cause, OverlapCause::OutlivedLease, "{why}");
+    assert!(why.contains("its key had 999 ms left at 0.501 s"), "{why}");
+    let claims = r.lease_claims.as_ref().unwrap();
+    assert_eq!((claims.checked, claims.contradicted), (1, 1));
+    // The same renewal without the server's count: the report reads as a live lease.
+    let mut h2 = h;
+    let i = h2.ops.iter().position(|op| op.f == F::Renew).unwrap();
+    h2.ops[i]
+        .value
+        .as_object_mut()
+        .unwrap()
+        .remove("server_lease");
+    let (cause, why) = only_cause(&check(&h2.ops));
+    assert_eq!(cause, OverlapCause::GrantedUnderLiveLease, "{why}");
+}

@@ -21,6 +21,11 @@ fn example(program: &str) -> String {
 
 /// A pause-holder run of `--lock exec:redis:<command>`: holders frozen 2.5 s past a 1 s lease.
 fn paused(command: &str) -> (Run, tempfile::TempDir) {
+    paused_with(command, "")
+}
+
+/// [`paused`] with more flags.
+fn paused_with(command: &str, more: &str) -> (Run, tempfile::TempDir) {
     let store = tempfile::tempdir().unwrap();
     let lock = format!("exec:redis:{command}");
     let mut args = vec!["--lock", lock.as_str()];
@@ -29,6 +34,7 @@ fn paused(command: &str) -> (Run, tempfile::TempDir) {
          --fault-interval 500ms --time-limit 10s"
             .split_whitespace(),
     );
+    args.extend(more.split_whitespace());
     (run(store.path(), &args), store)
 }
 
@@ -144,4 +150,37 @@ fn a_comparison_tells_the_contradiction_beside_the_cells_verdict() {
         assert!(text.contains(CONTRADICTS), "{file}:\n{text}");
     }
     common::junit_schema::validate(&dir.join("junit.xml")).unwrap();
+}
+
+#[test]
+fn a_program_whose_extends_claim_ten_times_the_lease_is_contradicted_too() {
+    // Honest grants; work longer than the lease makes lockpick's watchdog send `extend`, whose
+    // answers claim 10 s: the renewals' own counts contradict them.
+    let (r, _store) = paused_with(
+        &format!(
+            "{} long-extends",
+            example("examples/broken/careless_redis.py")
+        ),
+        "--work 1500ms",
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let renewals_counted = r
+        .history()
+        .iter()
+        .filter(|op| op["f"] == "renew" && op["value"]["server_lease"].is_object())
+        .count();
+    assert!(renewals_counted > 0, "no renewal was counted: {}", r.stdout);
+    let claims = &r.results["lease_claims"];
+    assert!(claims["contradicted"].as_u64().unwrap() > 0, "{claims}");
+    let found = causes(&r);
+    assert!(
+        !found.iter().any(|c| c == "granted-under-live-lease"),
+        "{found:?}\n{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!("told: {CONTRADICTS}")),
+        "{}",
+        r.stdout
+    );
 }

@@ -1,7 +1,8 @@
 //! Claims are claims: the lease bounds an exec program reports are its own word, and a program
 //! can report a lease ten times longer than the one it took. Where the lock's server can be
-//! asked, lockpick asks it right after each grant and records its count beside the report
-//! (`server_lease` on the acquire `ok`), for the checkers to compare and to prefer.
+//! asked, lockpick asks it right after each grant and `extend` and records its count beside the
+//! report (`server_lease` on the acquire `ok` or the `renew`), for the checkers to compare and
+//! to prefer.
 //!
 //! Redis (one server): the key named `LOCKPICK_KEY` is the lock's (every shipped example takes
 //! it), and `PTTL` gives its remaining time. The answer is sound whoever holds the key by then:

@@ -85,8 +85,9 @@ pub enum Renewed {
     GaveUp,
 }
 
-/// Called with the lease's new bounds after each renewal the watchdog makes.
-pub type OnRenewal = Box<dyn FnMut(Lease) + Send>;
+/// Called with the lease's new bounds after each renewal the watchdog makes, and the lock
+/// server's own count of the lease when it was asked (an exec program's `extend`).
+pub type OnRenewal = Box<dyn FnMut(Lease, Option<ServerLease>) + Send>;
 
 /// A renewal sent once the lease had certainly ended (its process woke from a freeze, say) and
 /// whose outcome is unknown cannot have extended it: a renewal only extends a lease that is
@@ -167,7 +168,7 @@ impl Watchdog {
                 let renewed = too_late(&current, sent, renew());
                 let (report, go_on) = after_renewal(&mut current, &mut unknown_seen, renewed);
                 if let Some(lease) = report {
-                    on_renewal(lease);
+                    on_renewal(lease, None);
                 }
                 if !go_on {
                     return;
@@ -305,7 +306,7 @@ mod tests {
             lease,
             Duration::ZERO,
             Duration::from_millis(5),
-            Box::new(move |lease| sender.send(lease).unwrap()),
+            Box::new(move |lease, _| sender.send(lease).unwrap()),
             move || {
                 n += 1;
                 Renewed::Extended(Lease {

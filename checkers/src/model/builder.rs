@@ -270,6 +270,7 @@ impl Builder {
                 renewals: 0,
                 lower_tokens_gone: value.lower_tokens_gone,
                 server_lease: value.server_lease,
+                server_checked: value.server_lease.is_some(),
                 contradiction: value.lease.zip(value.server_lease).and_then(
                     |(reported, server)| crate::lease_claims::contradiction(&reported, &server),
                 ),
@@ -290,6 +291,9 @@ impl Builder {
         }
         let value: RenewValue = parse(op)?;
         lease_in_range(line, &value.lease)?;
+        if let Some(server) = &value.server_lease {
+            server_lease_in_range(line, server)?;
+        }
         let hold = match self.model.hold_index.get(&*value.acquisition) {
             Some(&i) if self.model.holds[i].process == p => &mut self.model.holds[i],
             _ => {
@@ -315,6 +319,16 @@ impl Builder {
                 },
             },
         });
+        // The server's count describes the record it came with: the latest one's, or none.
+        if op.time >= hold.lease_recorded {
+            hold.server_lease = value.server_lease;
+        }
+        hold.server_checked |= value.server_lease.is_some();
+        if hold.contradiction.is_none() {
+            hold.contradiction = value
+                .server_lease
+                .and_then(|server| crate::lease_claims::contradiction(&renewed, &server));
+        }
         hold.lease_recorded = hold.lease_recorded.max(op.time);
         Ok(())
     }

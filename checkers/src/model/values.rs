@@ -30,6 +30,8 @@ pub(super) struct RenewValue<'a> {
     #[serde(borrow)]
     pub(super) acquisition: Cow<'a, str>,
     pub(super) lease: Lease,
+    #[serde(default)]
+    pub(super) server_lease: Option<crate::lease_claims::ServerLease>,
 }
 
 #[derive(Deserialize)]
