@@ -10,6 +10,7 @@
 pub mod completeness;
 pub mod history;
 pub mod jam_story;
+pub mod lease_claims;
 pub mod liveness;
 pub mod model;
 pub mod overlap_cause;
@@ -55,6 +56,9 @@ pub struct Results {
     pub stale_reads_accepted: usize,
     /// Stretches in which the lock was certainly free yet refused to everyone: a jammed lock.
     pub liveness: Option<liveness::Liveness>,
+    /// Lease bounds a client program reported that the lock's server contradicts: told, not a
+    /// violation (see `lease_claims`).
+    pub lease_claims: Option<lease_claims::LeaseClaims>,
 }
 
 /// How many violations of each kind get a story.
@@ -77,6 +81,7 @@ impl Results {
             token_violations: None,
             stale_reads_accepted: 0,
             liveness: None,
+            lease_claims: None,
         }
     }
 }
@@ -141,6 +146,7 @@ pub fn check_model(model: &model::Model) -> Results {
         unknown_reasons,
         token_violations: Some(tokens),
         liveness: Some(liveness),
+        lease_claims: Some(lease_claims::check(model)),
     }
 }
 

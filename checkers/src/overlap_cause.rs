@@ -40,12 +40,41 @@ impl OverlapCause {
 /// The earliest moment by which `first`'s lease had certainly ended, given that `later_grant`
 /// is when the other holder may first have been granted, and how that bound is known.
 pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(u64, String)> {
-    let recorded = first.lease.and_then(|l| l.expires_by).map(|t| {
-        (
-            t,
-            format!("by its latest lease record: {}", model.lease_word()),
-        )
-    });
+    // A report the server's own count contradicts is no bound at all; against a key with no
+    // expiry the report is all there is, and it says whose word it is.
+    let contradicted = first.contradiction.filter(|c| c.server_bounds());
+    let recorded = first
+        .lease
+        .and_then(|l| l.expires_by)
+        .filter(|_| contradicted.is_none())
+        .map(|t| {
+            let word = match &first.contradiction {
+                Some(c) => format!(
+                    "{}, which the server contradicts ({})",
+                    model.lease_word(),
+                    c.said()
+                ),
+                None => model.lease_word().to_string(),
+            };
+            (t, format!("by its latest lease record: {word}"))
+        });
+    // The server's count of the latest lease record (none if that record came without one).
+    let counted = first
+        .server_lease
+        .and_then(|s| s.ended_by.map(|t| (t, s.asked_at, s.counted_ms(t))))
+        .map(|(t, asked, ms)| {
+            let mut how = format!(
+                "by the lock server's own count: its key had {ms} ms left at {}",
+                seconds(asked)
+            );
+            if let Some(c) = contradicted {
+                how = format!(
+                    "{how}; the client program's report, which the server contradicts, said {} ms",
+                    c.client_ms
+                );
+            }
+            (t, how)
+        });
     let silence = model.setup.as_ref().and_then(|s| s.lease_silence_ms);
     let target = format!("client {}", first.process);
     // A frozen holder sends nothing: its lease outlives the freeze's start by at most the
@@ -71,7 +100,7 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
             })
             .min_by_key(|(t, _)| *t)
     });
-    [recorded, frozen]
+    [recorded, counted, frozen]
         .into_iter()
         .flatten()
         .min_by_key(|(t, _)| *t)
@@ -89,9 +118,11 @@ pub fn classify(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, St
             format!("no lease was recorded for acquisition {}", a.acquisition),
         );
     };
-    let under_live = b.start < lease.live_until;
-    let grants_overlap =
-        a.start <= b.granted_after || b.lease.is_some_and(|l| l.live_until > a.start);
+    // A report the server contradicts proves no live lease.
+    let under_live = b.start < lease.live_until && a.contradiction.is_none();
+    let grants_overlap = a.start <= b.granted_after
+        || b.lease
+            .is_some_and(|l| l.live_until > a.start && b.contradiction.is_none());
     let ended = lease_ended_by(model, a, b.granted_after);
     let outlived = ended.as_ref().filter(|(t, _)| *t <= b.granted_after);
     match (under_live && grants_overlap, outlived) {
@@ -125,7 +156,17 @@ pub fn classify(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, St
         ),
         (false, None) => (
             OverlapCause::Undecidable,
-            undecided(a, b, ended, under_live),
+            match a.contradiction {
+                Some(c) => format!(
+                    "the client program reported the lease of {} live until {}, which the server \
+                     contradicts ({}): {}",
+                    a.acquisition,
+                    seconds(lease.live_until),
+                    c.said(),
+                    undecided(a, b, ended, under_live)
+                ),
+                None => undecided(a, b, ended, under_live),
+            },
         ),
     }
 }
@@ -141,7 +182,10 @@ fn attested(a: &Hold, b: &Hold) -> Option<(OverlapCause, String)> {
     if !b.lower_tokens_gone || ta >= tb {
         return None;
     }
-    if let Some(lease) = a.lease.filter(|l| b.start < l.live_until) {
+    let live = a
+        .lease
+        .filter(|l| b.start < l.live_until && a.contradiction.is_none());
+    if let Some(lease) = live {
         return Some((
             OverlapCause::GrantedUnderLiveLease,
             format!(

@@ -144,6 +144,19 @@ impl<'a> Teller<'a> {
     /// The moment up to which the holder's lease was certainly live, when that is after `from`.
     fn lease_live(&mut self, hold: &Hold, from: u64) {
         if let Some(lease) = hold.lease.filter(|l| l.live_until > from) {
+            if let Some(c) = hold.contradiction {
+                self.cause(
+                    lease.live_until,
+                    format!(
+                        "{} reported its lease live until {}, by the client program's report, \
+                         which the server contradicts ({})",
+                        who(hold),
+                        seconds(lease.live_until),
+                        c.said()
+                    ),
+                );
+                return;
+            }
             self.cause(
                 lease.live_until,
                 format!(

@@ -5,7 +5,12 @@
                    its lease (`valid_ms`, `expires_ms`), the claim a careless wrapper makes;
   unsafe-release - takes the key properly (`SET NX PX`) but releases with a plain `DEL`, so a
                    holder that outlived its lease deletes the next holder's key: a client-side
-                   break of mutual exclusion, not the server's.
+                   break of mutual exclusion, not the server's;
+  long-bounds    - takes the key properly (`SET NX PX ttl`) but reports a lease ten times as
+                   long (`valid_ms`, `expires_ms`: 10 x ttl): a claim the server contradicts,
+                   which lockpick's cross-check (PTTL of the key) must catch;
+  long-extends   - honest acquires, but answers `extend` (PEXPIRE ttl of its own key) with a
+                   lease ten times as long: a renewal's claim the server contradicts.
 
     lockpick run --lock 'exec:redis:examples/broken/careless_redis.py no-expiry' --nemesis kill-client
 
@@ -31,6 +36,9 @@ server = redis.Redis(host=host, port=int(port), socket_timeout=TIMEOUT_S,
                      socket_connect_timeout=TIMEOUT_S)
 RELEASE = server.register_script(
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0")
+EXTEND = server.register_script(
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
+    "end return 0")
 MODE = sys.argv[1]
 mine = None
 
@@ -43,8 +51,13 @@ def handle(request):
             expiry = None if MODE == "no-expiry" else TTL_MS
             if server.set(KEY, me, nx=True, px=expiry):
                 mine = me
-                return {"result": "ok", "valid_ms": TTL_MS, "expires_ms": TTL_MS}
+                claimed = TTL_MS * 10 if MODE == "long-bounds" else TTL_MS
+                return {"result": "ok", "valid_ms": claimed, "expires_ms": claimed}
             return {"result": "fail", "error": "held by another client"}
+        if request["op"] == "extend":
+            if mine is not None and EXTEND(keys=[KEY], args=[mine, TTL_MS]) == 1:
+                return {"result": "ok", "valid_ms": TTL_MS * 10, "expires_ms": TTL_MS * 10}
+            return {"result": "fail", "error": "no longer ours"}
         if request["op"] == "release":
             if MODE == "unsafe-release" and mine is not None:
                 server.delete(KEY)
@@ -59,8 +72,8 @@ def handle(request):
         return {"result": "unknown", "error": f"{type(e).__name__}: {e}"}
 
 
-print(json.dumps({"protocol": 1, "library": f"careless ({MODE}), redis-py {redis.__version__}"}),
-      flush=True)
+print(json.dumps({"protocol": 1, "library": f"careless ({MODE}), redis-py {redis.__version__}",
+                  "extend": MODE == "long-extends"}), flush=True)
 for line in sys.stdin:
     request = json.loads(line)
     print(json.dumps({"id": request["id"], **handle(request)}), flush=True)

@@ -138,6 +138,9 @@ pub fn render(results: &Results) -> String {
             seconds(l.excused_wait)
         );
     }
+    if let Some(note) = results.lease_claims.as_ref().and_then(|c| c.note()) {
+        let _ = writeln!(out, "  told: {note}");
+    }
     if let Some(f) = results
         .final_read
         .as_ref()

@@ -362,11 +362,14 @@ pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()
         }),
     };
     let title = format!("lockpick run {} (seed {})", config.name(), config.seed);
-    let notes: Vec<String> = results
+    let mut notes: Vec<String> = results
         .unknown_reasons
         .iter()
         .map(|r| format!("Not proven: {r}"))
         .collect();
+    if let Some(note) = results.lease_claims.as_ref().and_then(|c| c.note()) {
+        notes.push(format!("Told: {note}"));
+    }
     let markdown = render(&title, &[cell], &notes);
     if RUNS_PUBLISH_STEP_SUMMARY.load(Ordering::SeqCst) {
         publish(dir, &markdown)

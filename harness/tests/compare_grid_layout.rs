@@ -34,6 +34,7 @@ fn drawn_cell(lock: &str, nemesis: &str, fencing: &str, verdict: Validity) -> Ce
         first_grant_under_live_lease: None,
         first_story_short: None,
         first_stale_write_short: None,
+        told: None,
         servers: "redis 7.0.15, netns".to_string(),
         decided_at: None,
         dir: PathBuf::from(format!("/store/{lock}-{nemesis}/20261201T000000.000Z")),

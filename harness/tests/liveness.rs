@@ -80,6 +80,20 @@ fn a_lock_without_expiry_is_jammed_by_a_killed_holder() {
     );
     assert!(text.contains("the client program's report"), "{text}");
     assert!(text.contains("were refused from"), "{text}");
+    // The server never agreed: its PTTL said the key has no expiry, which every output tells.
+    let claims = &r.results["lease_claims"];
+    assert!(claims["contradicted"].as_u64().unwrap() > 0, "{claims}");
+    let first = claims["first"][0].as_str().unwrap();
+    assert!(
+        first.contains("server said the key has no expiry"),
+        "{first}"
+    );
+    assert!(
+        r.stdout
+            .contains("told: the client program reported lease bounds the server contradicts"),
+        "{}",
+        r.stdout
+    );
     // The terminal and JUnit say the same.
     assert!(r.stdout.contains("lock jammed: "), "{}", r.stdout);
     let junit = std::fs::read_to_string(r.dir.join("junit.xml")).unwrap();

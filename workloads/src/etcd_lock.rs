@@ -173,6 +173,7 @@ impl LockClient for EtcdLock {
             // etcd's lock grants once a read finds no lock key of a lower create revision
             // (`waitDeletes` in its `concurrency.Mutex`): every lower token's key was gone.
             lower_tokens_gone: true,
+            server_lease: None,
         })
     }
 

@@ -16,8 +16,9 @@ use serde_json::{json, Value};
 
 use crate::client_spec::ClientSpec;
 use crate::clock::RunClock;
+use crate::exec_server_check::ServerCheck;
 use crate::exec_session::{Answer, Breakage, Session, Verdict, PROTOCOL_VERSION};
-use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
+use crate::lease::{Lease, OnRenewal, Renewed, ServerLease, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome};
 
 /// How long a program may take to start and say hello: interpreters and JVM-free runtimes
@@ -45,6 +46,9 @@ pub struct ExecClient {
     clock: RunClock,
     shared: Arc<Mutex<Shared>>,
     watchdog: Option<Watchdog>,
+    /// Asks the lock's server for its own count of each granted or extended lease, when it can
+    /// be asked (shared with the watchdog that sends `extend`).
+    server_check: Arc<Mutex<Option<ServerCheck>>>,
 }
 
 /// The running program (if any), shared with the watchdog that sends `extend`.
@@ -102,7 +106,28 @@ impl ExecClient {
                 breakages: BTreeMap::new(),
             })),
             watchdog: None,
+            server_check: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// The same client, asking `check` for the server's count of the lease after each grant
+    /// or extend whose answer reports bounds.
+    pub fn checked_by(self, check: Option<ServerCheck>) -> ExecClient {
+        *self.server_check.lock().unwrap_or_else(|e| e.into_inner()) = check;
+        self
+    }
+
+    /// The server's count of the lease an `ok` answer reports bounds for, if it can be asked.
+    fn ask_server(
+        check: &Mutex<Option<ServerCheck>>,
+        answer: &Answer,
+        clock: &RunClock,
+    ) -> Option<ServerLease> {
+        if answer.valid_ms.is_none() && answer.expires_ms.is_none() {
+            return None;
+        }
+        let mut check = check.lock().unwrap_or_else(|e| e.into_inner());
+        check.as_mut().and_then(|c| c.ask(clock))
     }
 
     fn shown(&self) -> String {
@@ -165,9 +190,17 @@ impl ExecClient {
         })
     }
 
-    fn start_watchdog(&mut self, lease: Lease, on_renewal: OnRenewal) {
+    fn start_watchdog(&mut self, lease: Lease, mut on_renewal: OnRenewal) {
         let (shared, clock, timeout) = (Arc::clone(&self.shared), self.clock, self.timeout);
         let shown = self.shown();
+        // The server's count of an extended lease goes with the renewal the watchdog reports
+        // next: the one this extend made (an unknown or lost one reports no count).
+        let counted: Arc<Mutex<Option<ServerLease>>> = Arc::default();
+        let (check, count) = (Arc::clone(&self.server_check), Arc::clone(&counted));
+        let report: OnRenewal = Box::new(move |lease, _| {
+            let server = counted.lock().unwrap_or_else(|e| e.into_inner()).take();
+            on_renewal(lease, server)
+        });
         let renew = move || {
             let mut shared = shared.lock().unwrap_or_else(|e| e.into_inner());
             let Some(session) = shared.session.as_mut() else {
@@ -176,7 +209,12 @@ impl ExecClient {
             let invoke = clock.now();
             match session.request("extend", json!({}), timeout) {
                 Ok(answer) => match answer.result {
-                    Verdict::Ok => Renewed::Extended(Self::lease(&answer, invoke, clock.now())),
+                    Verdict::Ok => {
+                        let lease = Self::lease(&answer, invoke, clock.now());
+                        *count.lock().unwrap_or_else(|e| e.into_inner()) =
+                            Self::ask_server(&check, &answer, &clock);
+                        Renewed::Extended(lease)
+                    }
                     Verdict::Fail => Renewed::Lost,
                     Verdict::Unknown => Renewed::Unknown,
                 },
@@ -192,7 +230,7 @@ impl ExecClient {
         };
         let period = self.ttl / 3;
         self.watchdog = Some(Watchdog::start(
-            self.clock, lease, period, period, on_renewal, renew,
+            self.clock, lease, period, period, report, renew,
         ));
     }
 }
@@ -217,6 +255,9 @@ impl LockClient for ExecClient {
                 let completion = self.clock.now();
                 let lease = Self::lease(&answer, invoke, completion);
                 let granted_after = Self::granted_after(&answer, invoke, completion);
+                // Asked before the work starts; a freeze in between can only make the server's
+                // count later, never contradict an honest report.
+                let server_lease = Self::ask_server(&self.server_check, &answer, &self.clock);
                 let extends = {
                     let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
                     shared.session.as_ref().is_some_and(|s| s.extends)
@@ -231,6 +272,7 @@ impl LockClient for ExecClient {
                     lease,
                     granted_after,
                     lower_tokens_gone: false,
+                    server_lease,
                 })
             }
             Verdict::Fail => Outcome::Fail(error.unwrap_or_else(|| "not granted".to_string())),

@@ -51,6 +51,20 @@ impl Lease {
     }
 }
 
+/// The lock server's own count of a lease, asked after a client program reported its bounds:
+/// what lockpick checks the report against (`checkers/HISTORY.md`, "Claims are claims").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ServerLease {
+    /// When the server's answer came (ns on the run clock).
+    pub asked_at: u64,
+    /// The lease's remaining time as the server counted it (Redis `PTTL`); `None`: the server
+    /// holds the key with no expiry at all.
+    pub remaining_ms: Option<u64>,
+    /// By the server's count, the lease (or whatever now holds its key, which came after it)
+    /// has certainly ended by then; `None` with `remaining_ms`: never.
+    pub ended_by: Option<u64>,
+}
+
 fn nanos(d: Duration) -> u64 {
     d.as_nanos() as u64
 }
@@ -71,8 +85,9 @@ pub enum Renewed {
     GaveUp,
 }
 
-/// Called with the lease's new bounds after each renewal the watchdog makes.
-pub type OnRenewal = Box<dyn FnMut(Lease) + Send>;
+/// Called with the lease's new bounds after each renewal the watchdog makes, and the lock
+/// server's own count of the lease when it was asked (an exec program's `extend`).
+pub type OnRenewal = Box<dyn FnMut(Lease, Option<ServerLease>) + Send>;
 
 /// A renewal sent once the lease had certainly ended (its process woke from a freeze, say) and
 /// whose outcome is unknown cannot have extended it: a renewal only extends a lease that is
@@ -153,7 +168,7 @@ impl Watchdog {
                 let renewed = too_late(&current, sent, renew());
                 let (report, go_on) = after_renewal(&mut current, &mut unknown_seen, renewed);
                 if let Some(lease) = report {
-                    on_renewal(lease);
+                    on_renewal(lease, None);
                 }
                 if !go_on {
                     return;
@@ -291,7 +306,7 @@ mod tests {
             lease,
             Duration::ZERO,
             Duration::from_millis(5),
-            Box::new(move |lease| sender.send(lease).unwrap()),
+            Box::new(move |lease, _| sender.send(lease).unwrap()),
             move || {
                 n += 1;
                 Renewed::Extended(Lease {

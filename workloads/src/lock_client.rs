@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::lease::{Lease, OnRenewal};
+use crate::lease::{Lease, OnRenewal, ServerLease};
 
 /// What a call to a lock service or the resource did, as far as the client can know.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +34,9 @@ pub struct Grant {
     /// queued lock whose grant is decided by a read that found none of them): whoever held a
     /// lower token had certainly lost its lease by the grant.
     pub lower_tokens_gone: bool,
+    /// The lock server's own count of the lease, asked right after the grant, when the client's
+    /// bounds are someone else's claim (an exec program's report) that the server can check.
+    pub server_lease: Option<ServerLease>,
 }
 
 /// A random value that identifies one grant (the value of a Redis lock key).

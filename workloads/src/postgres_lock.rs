@@ -75,6 +75,7 @@ impl LockClient for AdvisoryLock {
                 },
                 granted_after: None,
                 lower_tokens_gone: false,
+                server_lease: None,
             }),
             Some(false) => Outcome::Fail("held by another session".to_string()),
             None => Outcome::Info("pg_try_advisory_lock gave no answer".to_string()),
@@ -222,6 +223,7 @@ impl LockClient for LeaseLock {
             lease,
             granted_after: None,
             lower_tokens_gone: false,
+            server_lease: None,
         })
     }
 

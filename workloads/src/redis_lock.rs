@@ -95,6 +95,7 @@ impl LockClient for RedisLock {
                     lease,
                     granted_after: None,
                     lower_tokens_gone: false,
+                    server_lease: None,
                 })
             }
             Outcome::Ok(None) => Outcome::Fail("held by another client".to_string()),

@@ -122,6 +122,12 @@ impl RedisNode {
         })
     }
 
+    /// `PTTL key`: the key's remaining time in ms as the server counts it, -1 when it has no
+    /// expiry, -2 when it does not exist.
+    pub fn remaining(&mut self, key: &str) -> Outcome<i64> {
+        self.request(|c| redis::cmd("PTTL").arg(key).query::<i64>(c))
+    }
+
     /// Deletes `key` if it still holds `value`: `Ok(true)` when deleted, `Ok(false)` when it was
     /// gone or someone else's.
     pub fn delete_if_equal(&mut self, key: &str, value: &str) -> Outcome<bool> {

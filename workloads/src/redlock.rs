@@ -213,6 +213,7 @@ impl LockClient for Redlock {
                 lease,
                 granted_after: None,
                 lower_tokens_gone: false,
+                server_lease: None,
             });
         }
         on_every_node(&mut self.nodes, |node| node.delete_if_equal(&key, &value));

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use lockpick_checkers::{OpType, F};
 use serde_json::json;
 
-use crate::lease::{Lease, OnRenewal};
+use crate::lease::{Lease, OnRenewal, ServerLease};
 use crate::recorder::Recorder;
 
 /// The renewals of one acquisition, held until its grant is recorded.
@@ -27,7 +27,7 @@ pub struct RenewalGate<W: Write> {
 #[derive(Default)]
 struct Held {
     granted: bool,
-    waiting: Vec<Lease>,
+    waiting: Vec<(Lease, Option<ServerLease>)>,
 }
 
 impl<W: Write + Send + 'static> RenewalGate<W> {
@@ -44,13 +44,13 @@ impl<W: Write + Send + 'static> RenewalGate<W> {
     pub fn on_renewal(&self) -> OnRenewal {
         let state = Arc::clone(&self.state);
         let (recorder, acquisition) = (self.recorder.clone(), self.acquisition.clone());
-        Box::new(move |lease: Lease| {
+        Box::new(move |lease: Lease, server: Option<ServerLease>| {
             let mut held = state.lock().unwrap_or_else(|e| e.into_inner());
             if held.granted {
                 // A controller that stopped listening is noticed by the worker's next record.
-                let _ = record_renewal(&recorder, &acquisition, lease);
+                let _ = record_renewal(&recorder, &acquisition, lease, server);
             } else {
-                held.waiting.push(lease);
+                held.waiting.push((lease, server));
             }
         })
     }
@@ -61,8 +61,8 @@ impl<W: Write + Send + 'static> RenewalGate<W> {
         let mut held = self.state.lock().unwrap_or_else(|e| e.into_inner());
         record_grant()?;
         held.granted = true;
-        for lease in std::mem::take(&mut held.waiting) {
-            record_renewal(&self.recorder, &self.acquisition, lease)?;
+        for (lease, server) in std::mem::take(&mut held.waiting) {
+            record_renewal(&self.recorder, &self.acquisition, lease, server)?;
         }
         Ok(())
     }
@@ -72,8 +72,12 @@ fn record_renewal<W: Write>(
     recorder: &Recorder<W>,
     acquisition: &str,
     lease: Lease,
+    server: Option<ServerLease>,
 ) -> io::Result<()> {
-    let value = json!({ "acquisition": acquisition, "lease": lease });
+    let mut value = json!({ "acquisition": acquisition, "lease": lease });
+    if let Some(server) = server {
+        value["server_lease"] = json!(server);
+    }
     recorder.record(OpType::Ok, F::Renew, value)
 }
 
@@ -118,15 +122,15 @@ mod tests {
         let mut renew = gate.on_renewal();
         // The watchdog's thread renews twice before the worker has recorded the grant.
         let mut renew = thread::spawn(move || {
-            renew(LEASE);
-            renew(LEASE);
+            renew(LEASE, None);
+            renew(LEASE, None);
             renew
         })
         .join()
         .unwrap();
         gate.open(|| recorder.record(OpType::Ok, F::Acquire, json!({"acquisition": "1.1"})))
             .unwrap();
-        renew(LEASE);
+        renew(LEASE, None);
         let fs: Vec<F> = lines(&kept).iter().map(|op| op.f).collect();
         assert_eq!(fs, [F::Acquire, F::Renew, F::Renew, F::Renew]);
     }
@@ -138,7 +142,7 @@ mod tests {
             let recorder = Recorder::new(kept.clone(), RunClock::start(), Process::Client(1));
             let gate = RenewalGate::new(&recorder, "1.1");
             let mut renew = gate.on_renewal();
-            let racer = thread::spawn(move || (0..5).for_each(|_| renew(LEASE)));
+            let racer = thread::spawn(move || (0..5).for_each(|_| renew(LEASE, None)));
             gate.open(|| recorder.record(OpType::Ok, F::Acquire, json!({"acquisition": "1.1"})))
                 .unwrap();
             racer.join().unwrap();

@@ -178,6 +178,7 @@ impl LockClient for RslockLock {
                     lease,
                     granted_after,
                     lower_tokens_gone: false,
+                    server_lease: None,
                 })
             }
             Ok(Err(e)) => Outcome::Fail(format!("rslock: {e}")),

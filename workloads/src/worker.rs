@@ -78,6 +78,9 @@ pub fn run<W: Write + Send + 'static>(
                 if grant.lower_tokens_gone {
                     value["lower_tokens_gone"] = json!(true);
                 }
+                if let Some(server_lease) = grant.server_lease {
+                    value["server_lease"] = json!(server_lease);
+                }
                 gate.open(|| recorder.record(OpType::Ok, F::Acquire, value))?;
                 critical_section(config, &acquisition, &grant, resource, recorder)?;
                 recorder.record(

@@ -230,6 +230,7 @@ impl LockClient for ZookeeperLock {
                     granted_after: held.granted_after,
                     // Granted on a listing with no node of a lower sequence number left.
                     lower_tokens_gone: true,
+                    server_lease: None,
                 })
             }
             Err((client, Failure::Certain(e))) => {

@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 
-use super::values::{in_range, lease_in_range, parse, ClientValue, RenewValue};
+use super::values::{
+    in_range, lease_in_range, parse, server_lease_in_range, ClientValue, RenewValue,
+};
 use super::{AcquireAttempt, Hold, Lease, Model};
 use crate::history::{Malformed, Op, OpType, F};
 use crate::record::{Record, Who};
@@ -141,6 +143,9 @@ impl Builder {
             lease_in_range(line, lease)?;
         }
         in_range(line, "granted_after", value.granted_after.unwrap_or(0))?;
+        if let Some(server) = &value.server_lease {
+            server_lease_in_range(line, server)?;
+        }
         // A client's operations come one after another, timed on one clock: its times never go
         // back (its background renewals aside).
         if let Some(last) = self.pending.get(&p).filter(|last| last.time > op.time) {
@@ -264,6 +269,11 @@ impl Builder {
                 lease: value.lease,
                 renewals: 0,
                 lower_tokens_gone: value.lower_tokens_gone,
+                server_lease: value.server_lease,
+                server_checked: value.server_lease.is_some(),
+                contradiction: value.lease.zip(value.server_lease).and_then(
+                    |(reported, server)| crate::lease_claims::contradiction(&reported, &server),
+                ),
                 lease_recorded: op.time,
             });
         }
@@ -281,6 +291,9 @@ impl Builder {
         }
         let value: RenewValue = parse(op)?;
         lease_in_range(line, &value.lease)?;
+        if let Some(server) = &value.server_lease {
+            server_lease_in_range(line, server)?;
+        }
         let hold = match self.model.hold_index.get(&*value.acquisition) {
             Some(&i) if self.model.holds[i].process == p => &mut self.model.holds[i],
             _ => {
@@ -306,6 +319,16 @@ impl Builder {
                 },
             },
         });
+        // The server's count describes the record it came with: the latest one's, or none.
+        if op.time >= hold.lease_recorded {
+            hold.server_lease = value.server_lease;
+        }
+        hold.server_checked |= value.server_lease.is_some();
+        if hold.contradiction.is_none() {
+            hold.contradiction = value
+                .server_lease
+                .and_then(|server| crate::lease_claims::contradiction(&renewed, &server));
+        }
         hold.lease_recorded = hold.lease_recorded.max(op.time);
         Ok(())
     }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::lease_claims::{Contradiction, ServerLease};
 pub use builder::{build, Builder};
 pub use values::decode_only;
 
@@ -54,6 +55,14 @@ pub struct Hold {
     /// The service granted it only once every lower token's lock entry was gone (the acquire's
     /// `lower_tokens_gone`).
     pub lower_tokens_gone: bool,
+    /// The lock server's own count of the lease of the latest lease record, asked right after
+    /// it (exec locks: the grant or an `extend`); `None` when that record came without one.
+    pub server_lease: Option<ServerLease>,
+    /// Whether any of its lease records came with the server's count.
+    pub server_checked: bool,
+    /// The first reported lease of this hold (its acquire's or a renewal's) that the server's
+    /// count contradicts.
+    pub contradiction: Option<Contradiction>,
     /// Time of the latest lease record (the acquire's `ok` or a renewal).
     #[serde(skip)]
     pub(crate) lease_recorded: u64,

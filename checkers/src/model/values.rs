@@ -21,6 +21,8 @@ pub(super) struct ClientValue<'a> {
     pub(super) granted_after: Option<u64>,
     #[serde(default)]
     pub(super) lower_tokens_gone: bool,
+    #[serde(default)]
+    pub(super) server_lease: Option<crate::lease_claims::ServerLease>,
 }
 
 #[derive(Deserialize)]
@@ -28,6 +30,8 @@ pub(super) struct RenewValue<'a> {
     #[serde(borrow)]
     pub(super) acquisition: Cow<'a, str>,
     pub(super) lease: Lease,
+    #[serde(default)]
+    pub(super) server_lease: Option<crate::lease_claims::ServerLease>,
 }
 
 #[derive(Deserialize)]
@@ -98,6 +102,15 @@ pub(super) fn in_range(line: usize, what: &str, number: u64) -> Result<(), Malfo
         ));
     }
     Ok(())
+}
+
+pub(super) fn server_lease_in_range(
+    line: usize,
+    server: &crate::lease_claims::ServerLease,
+) -> Result<(), Malformed> {
+    in_range(line, "asked_at", server.asked_at)?;
+    in_range(line, "remaining_ms", server.remaining_ms.unwrap_or(0))?;
+    in_range(line, "ended_by", server.ended_by.unwrap_or(0))
 }
 
 pub(super) fn lease_in_range(line: usize, lease: &Lease) -> Result<(), Malformed> {

@@ -56,6 +56,9 @@ pub struct Figures {
     pub first_story_short: Option<String>,
     #[serde(skip)]
     pub first_stale_write_short: Option<String>,
+    /// What the run told beside its verdict: lease bounds a client program reported that the
+    /// server contradicts (`lease_claims`).
+    pub told: Option<String>,
     /// What ran the servers, on one line: each service's version, and where (see
     /// [`Figures::servers_line`]).
     pub servers: String,

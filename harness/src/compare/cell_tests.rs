@@ -15,6 +15,7 @@ fn figures(verdict: Validity, counts: Counts) -> Figures {
         first_grant_under_live_lease: None,
         first_story_short: Some("client 1 paused → !! client 2 wrote".to_string()),
         first_stale_write_short: None,
+        told: None,
         servers: "redis 7.0.15, netns".to_string(),
         decided_at: None,
         dir: PathBuf::new(),

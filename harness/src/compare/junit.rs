@@ -96,6 +96,9 @@ fn suite(c: &Cell, seed: u64, dir: &Path) -> TestSuite {
     }
     if let Some(f) = c.figures() {
         properties.push(Property::new("servers", &f.servers));
+        if let Some(told) = &f.told {
+            properties.push(Property::new("told", told));
+        }
         case.set_time(f.took);
         suite.set_time(f.took);
         let k = f.counts;

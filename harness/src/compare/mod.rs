@@ -293,6 +293,7 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         first_story_short: r.stories.first().map(|s| s.shortened()),
         first_stale_write: Figures::story_of(r, &["stale-write"]).map(|s| s.one_line()),
         first_stale_write_short: Figures::story_of(r, &["stale-write"]).map(|s| s.shortened()),
+        told: r.lease_claims.as_ref().and_then(|c| c.note()),
         first_grant_under_live_lease: Figures::first_grant_story(r),
         servers: Figures::servers_line(&finished.history.setup, !config.server_bins.is_empty()),
         decided_at: model

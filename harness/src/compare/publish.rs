@@ -47,7 +47,7 @@ pub fn exit_code(cells: &[Cell], interrupted: bool) -> u8 {
 }
 
 /// The lines every output adds below its cells.
-fn notes(c: &Comparison) -> Vec<String> {
+fn notes(c: &Comparison, cells: &[Cell]) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(matrix) = c.from_matrix {
         notes.push(format!("Expectations from {}.", matrix.display()));
@@ -75,6 +75,12 @@ fn notes(c: &Comparison) -> Vec<String> {
             c.ran, c.runnable
         ));
     }
+    // Told, not judged: a cell's verdict does not rest on the reported bounds.
+    for cell in cells {
+        if let Some(told) = cell.figures().and_then(|f| f.told.as_ref()) {
+            notes.push(format!("{}: told: {told}.", cell.name));
+        }
+    }
     notes
 }
 
@@ -89,7 +95,7 @@ pub fn summary(
     summary::Summary {
         cells,
         seed: c.seed,
-        notes: &notes(c),
+        notes: &notes(c, cells),
         interrupted: c.interrupted,
         dir,
         links,
@@ -110,7 +116,7 @@ pub fn write(
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let dir = c.store.join("compare").join(stamp);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
-    let notes = notes(c);
+    let notes = notes(c, cells);
     let seed = c.seed;
     let gate = Tally::of(cells).gate(c.interrupted);
     let mut table = outputs::table_markdown(cells, seed, &gate);

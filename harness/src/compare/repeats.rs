@@ -153,6 +153,7 @@ mod tests {
             first_grant_under_live_lease: None,
             first_story_short: None,
             first_stale_write_short: None,
+            told: None,
             decided_at: None,
             servers: String::new(),
             dir: PathBuf::new(),

@@ -34,6 +34,7 @@ fn cell(lock: &str, nemesis: &str, broken: bool) -> Cell {
             "client 0 acquired the lock → (5 more) → !! client 0 wrote: accepted".to_string(),
         ),
         first_stale_write_short: None,
+        told: None,
         servers: "redis 7.0.15, netns".to_string(),
         decided_at: None,
         dir: PathBuf::from(format!("/store/{lock}-{nemesis}/20261201T000000.000Z")),

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::exec_client::ExecClient;
+use lockpick_workloads::exec_server_check::ServerCheck;
 use lockpick_workloads::LockClient;
 
 use super::{boxed, Capabilities, Lock, Support};
@@ -126,7 +127,16 @@ impl Lock for Exec {
     }
 
     fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
-        Ok(boxed(ExecClient::new(self.program.clone(), spec)))
+        // One redis-server holds the lock key: its PTTL is the server's word on the lease. The
+        // other services' leases are not yet asked (Redlock's are five counts, etcd's and
+        // ZooKeeper's live in sessions the program's library owns).
+        let check = match (self.service.name(), spec.nodes.first()) {
+            ("redis", Some(node)) => ServerCheck::redis(node, &spec.key, spec.op_timeout()),
+            _ => None,
+        };
+        Ok(boxed(
+            ExecClient::new(self.program.clone(), spec).checked_by(check),
+        ))
     }
 }
 

@@ -9,7 +9,7 @@ use lockpick_checkers::{Results, Validity};
 use maud::{html, Markup};
 
 /// One sentence, with the kind of finding it tells (`overlap`, `fence`, `tokens`, `jam`,
-/// `unavailable`, `stale-reads`, `unproven`, `valid`).
+/// `unavailable`, `contradicted`, `stale-reads`, `unproven`, `valid`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
     pub kind: &'static str,
@@ -91,6 +91,10 @@ pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
                 lockpick_checkers::story::seconds(l.excused_wait)
             ),
         ));
+    }
+    // Told, not a verdict: no verdict rests on the reported bounds (see `lease_claims`).
+    if let Some(note) = results.lease_claims.as_ref().and_then(|c| c.note()) {
+        out.push(finding("contradicted", capitalised(&note)));
     }
     if results.stale_reads_accepted > 0 && !fenced_with_tokens(model) {
         out.push(finding(

@@ -17,8 +17,14 @@ pub fn junit(results: &Results, facts: &RunFacts) -> Result<String, SerializeErr
     let mut suite = TestSuite::new(format!("lockpick {name}"));
     suite.set_time(facts.duration);
     suite.add_properties(properties(facts));
+    let told = results.lease_claims.as_ref().and_then(|c| c.note());
     for (case, status) in cases(results) {
+        let verdict = case == "verdict";
         let mut case = TestCase::new(case, status);
+        // Told beside the verdict, which it does not change (see `lease_claims`).
+        if let Some(note) = told.as_ref().filter(|_| verdict) {
+            case.set_system_out(format!("told: {note}"));
+        }
         case.set_classname(format!("lockpick.{name}"));
         suite.add_test_case(case);
     }
