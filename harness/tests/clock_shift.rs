@@ -1,0 +1,307 @@
+//! Moving the clocks of real processes through their vDSO (root): a Python program reading
+//! time.time() / time.monotonic() through libc, and a real etcd (Go, which calls the vDSO
+//! itself) read back through the `Date` header its HTTP server stamps with time.Now().
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use lockpick::clock_shift::{inject, Clocks, Restoration};
+
+const SHIFT_NS: i64 = 30_000_000_000;
+
+fn root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+fn now_wall() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+fn now_monotonic() -> f64 {
+    let ts = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
+    ts.tv_sec() as f64 + ts.tv_nsec() as f64 / 1e9
+}
+
+/// Kills and reaps a child when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// How far a process's clocks are from ours, as it printed them.
+#[derive(Debug)]
+struct Skew {
+    wall: f64,
+    monotonic: f64,
+    thread_cpu: f64,
+}
+
+/// A Python program printing its wall clock, monotonic clock and its thread's CPU clock (a
+/// negative clock id) every 100 ms. It waits with select's relative timeout: time.sleep
+/// sleeps until a monotonic deadline, which a moved monotonic clock puts 30 s away.
+fn python_clock() -> (Reaped, Receiver<Skew>) {
+    let script = "import select, threading, time\n\
+                  cpu = time.pthread_getcpuclockid(threading.get_ident())\n\
+                  while True:\n    \
+                      print(time.time(), time.monotonic(), time.clock_gettime(cpu), flush=True)\n    \
+                      select.select([], [], [], 0.1)\n";
+    let mut child = Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            let fields: Vec<f64> = line
+                .split_whitespace()
+                .filter_map(|f| f.parse().ok())
+                .collect();
+            let [wall, monotonic, thread_cpu] = fields[..] else {
+                continue;
+            };
+            let skew = Skew {
+                wall: wall - now_wall(),
+                monotonic: monotonic - now_monotonic(),
+                thread_cpu,
+            };
+            if tx.send(skew).is_err() {
+                return;
+            }
+        }
+    });
+    (Reaped(child), rx)
+}
+
+/// Waits (generously) for a reading that satisfies `wanted`; panics with the last one seen.
+fn wait_for<T: std::fmt::Debug>(rx: &Receiver<T>, what: &str, wanted: impl Fn(&T) -> bool) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut last = None;
+    while Instant::now() < deadline {
+        match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(reading) if wanted(&reading) => return reading,
+            Ok(reading) => last = Some(reading),
+            Err(_) => {}
+        }
+    }
+    panic!("no reading showed {what} within 30 s; last: {last:?}");
+}
+
+fn near(value: f64, target: f64) -> bool {
+    (value - target).abs() < 3.0
+}
+
+#[test]
+fn a_python_processs_wall_clock_jumps_and_comes_back() {
+    if !root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let (child, rx) = python_clock();
+    wait_for(&rx, "true time", |s| near(s.wall, 0.0));
+    let mut shifted = inject(child.0.id() as i32, Clocks::Wall).expect("inject");
+    wait_for(&rx, "true time after the patch", |s| near(s.wall, 0.0));
+
+    shifted.set_offset(SHIFT_NS).unwrap();
+    let jumped = wait_for(&rx, "the wall clock 30 s ahead", |s| near(s.wall, 30.0));
+    assert!(
+        near(jumped.monotonic, 0.0),
+        "the monotonic clock moved: {jumped:?}"
+    );
+    assert!(
+        jumped.thread_cpu < 10.0,
+        "a thread's CPU clock (a negative id) moved: {jumped:?}"
+    );
+
+    shifted.set_offset(-SHIFT_NS).unwrap();
+    wait_for(&rx, "the wall clock 30 s behind", |s| near(s.wall, -30.0));
+    shifted.set_offset(0).unwrap();
+    wait_for(&rx, "true time again", |s| near(s.wall, 0.0));
+
+    shifted.set_offset(SHIFT_NS).unwrap();
+    wait_for(&rx, "the wall clock ahead once more", |s| {
+        near(s.wall, 30.0)
+    });
+    assert_eq!(shifted.restore().unwrap(), Restoration::Restored);
+    wait_for(&rx, "true time after restore", |s| near(s.wall, 0.0));
+    // Still alive and reading its clock through the vDSO's own code.
+    for _ in 0..3 {
+        let after = wait_for(&rx, "a reading", |_| true);
+        assert!(near(after.wall, 0.0), "{after:?}");
+    }
+}
+
+#[test]
+fn the_monotonic_clock_moves_only_when_asked() {
+    if !root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let (child, rx) = python_clock();
+    wait_for(&rx, "true time", |s| near(s.wall, 0.0));
+    let mut shifted = inject(child.0.id() as i32, Clocks::WallAndMonotonic).expect("inject");
+    shifted.set_offset(SHIFT_NS).unwrap();
+    let both = wait_for(&rx, "both clocks ahead", |s| near(s.monotonic, 30.0));
+    assert!(near(both.wall, 30.0), "{both:?}");
+    assert!(both.thread_cpu < 10.0, "{both:?}");
+    assert_eq!(shifted.restore().unwrap(), Restoration::Restored);
+    wait_for(&rx, "both clocks back", |s| {
+        near(s.monotonic, 0.0) && near(s.wall, 0.0)
+    });
+}
+
+#[test]
+fn a_process_that_is_gone_is_refused_and_a_restore_after_exit_is_harmless() {
+    if !root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = child.id() as i32;
+    let mut shifted = inject(pid, Clocks::Wall).expect("inject into sleep");
+    shifted.set_offset(SHIFT_NS).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(shifted.restore().unwrap(), Restoration::Gone);
+    let error = inject(pid, Clocks::Wall)
+        .err()
+        .expect("a reaped pid is refused");
+    assert!(format!("{error:#}").contains("gone"), "{error:#}");
+}
+
+/// A network namespace of the test's own, removed when dropped.
+struct Netns(String);
+
+impl Netns {
+    fn new() -> Netns {
+        let name = format!("lockpick-test-clockshift-{}", std::process::id());
+        let ok = Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "ip netns add {name}");
+        let ok = Command::new("ip")
+            .args(["-n", &name, "link", "set", "lo", "up"])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "lo up in {name}");
+        Netns(name)
+    }
+
+    fn file(&self) -> std::fs::File {
+        std::fs::File::open(format!("/run/netns/{}", self.0)).unwrap()
+    }
+
+    /// Runs `f` on a thread that has entered the namespace.
+    fn within<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let file = self.file();
+        std::thread::spawn(move || {
+            nix::sched::setns(&file, nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
+            f()
+        })
+        .join()
+        .unwrap()
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+/// The `Date` header of etcd's `/version`, less our clock, in seconds (Date has whole seconds).
+fn etcd_skew(netns: &Netns) -> Option<f64> {
+    netns.within(|| {
+        let mut stream = std::net::TcpStream::connect("127.0.0.1:2379").ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        stream
+            .write_all(b"GET /version HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            .ok()?;
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).ok()?;
+        let now = now_wall();
+        let date = reply
+            .lines()
+            .find_map(|l| l.strip_prefix("Date: "))?
+            .trim()
+            .to_string();
+        let stamped = chrono::DateTime::parse_from_rfc2822(&date).ok()?;
+        Some(stamped.timestamp() as f64 - now)
+    })
+}
+
+#[test]
+fn etcds_own_clock_jumps_as_its_date_header_shows() {
+    if !root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let netns = Netns::new();
+    let data = tempfile::tempdir_in("/dev/shm").unwrap();
+    let namespace = netns.file();
+    let mut command = Command::new("etcd");
+    command
+        .args(["--name", "n1", "--data-dir"])
+        .arg(data.path().join("n1"))
+        .args([
+            "--listen-client-urls=http://127.0.0.1:2379",
+            "--advertise-client-urls=http://127.0.0.1:2379",
+            "--listen-peer-urls=http://127.0.0.1:2380",
+            "--initial-advertise-peer-urls=http://127.0.0.1:2380",
+            "--initial-cluster=n1=http://127.0.0.1:2380",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setns is async-signal-safe, and the closure touches nothing else.
+    unsafe {
+        command.pre_exec(move || {
+            nix::sched::setns(&namespace, nix::sched::CloneFlags::CLONE_NEWNET)
+                .map_err(std::io::Error::from)
+        });
+    }
+    let etcd = Reaped(command.spawn().expect("etcd"));
+    let wait_skew = |what: &str, wanted: &dyn Fn(f64) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut last = None;
+        while Instant::now() < deadline {
+            if let Some(skew) = etcd_skew(&netns) {
+                if wanted(skew) {
+                    return skew;
+                }
+                last = Some(skew);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("etcd's Date never showed {what} within 30 s; last skew: {last:?}");
+    };
+    wait_skew("true time", &|s| near(s, 0.0));
+    let mut shifted = inject(etcd.0.id() as i32, Clocks::Wall).expect("inject into etcd");
+    wait_skew("true time after the patch", &|s| near(s, 0.0));
+    shifted.set_offset(SHIFT_NS).unwrap();
+    wait_skew("+30 s", &|s| near(s, 30.0));
+    shifted.set_offset(-SHIFT_NS).unwrap();
+    wait_skew("-30 s", &|s| near(s, -30.0));
+    shifted.set_offset(0).unwrap();
+    wait_skew("true time again", &|s| near(s, 0.0));
+    assert_eq!(shifted.restore().unwrap(), Restoration::Restored);
+    // Still serving, on true time, after its vDSO got its bytes back.
+    for _ in 0..5 {
+        let skew = wait_skew("a reply", &|_| true);
+        assert!(near(skew, 0.0), "skew {skew} after restore");
+    }
+}
