@@ -170,6 +170,12 @@ fn a_process_that_is_gone_is_refused_and_a_restore_after_exit_is_harmless() {
     }
     let mut child = Command::new("sleep").arg("30").spawn().unwrap();
     let pid = child.id() as i32;
+    // Until it has become sleep, the child is a copy of this test on its way to exec.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default() != "sleep\n" {
+        assert!(Instant::now() < deadline, "sleep never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let mut shifted = inject(pid, Clocks::Wall).expect("inject into sleep");
     shifted.set_offset(SHIFT_NS).unwrap();
     child.kill().unwrap();
@@ -304,4 +310,101 @@ fn etcds_own_clock_jumps_as_its_date_header_shows() {
         let skew = wait_skew("a reply", &|_| true);
         assert!(near(skew, 0.0), "skew {skew} after restore");
     }
+}
+
+/// A Go program (it calls the vDSO itself, never libc) printing its wall clock and the
+/// monotonic time since it started, while busy goroutines read the clock without pause on
+/// every core: threads are caught everywhere, inside the vDSO too.
+const GO_CLOCK: &str = r#"package main
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+)
+
+func main() {
+	start := time.Now()
+	for i := 0; i < runtime.NumCPU()*2; i++ {
+		go func() {
+			for {
+				_ = time.Now()
+			}
+		}()
+	}
+	for {
+		now := time.Now()
+		fmt.Printf("%.3f %.3f\n", float64(now.UnixNano())/1e9, now.Sub(start).Seconds())
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+"#;
+
+#[test]
+fn a_busy_go_programs_clock_jumps_through_twenty_injections_and_restores() {
+    if !root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.go"), GO_CLOCK).unwrap();
+    let built = Command::new("go")
+        .args(["build", "-o", "clock", "main.go"])
+        .current_dir(dir.path())
+        .env("GO111MODULE", "off")
+        .env("GOCACHE", dir.path().join("cache"))
+        .status()
+        .expect("go build");
+    assert!(built.success(), "go build failed");
+    let mut child = Command::new(dir.path().join("clock"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let child = Reaped(child);
+    let started = now_monotonic();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            let fields: Vec<f64> = line
+                .split_whitespace()
+                .filter_map(|f| f.parse().ok())
+                .collect();
+            let [wall, elapsed] = fields[..] else {
+                continue;
+            };
+            // Its monotonic elapsed time against ours: it started after we noted `started`.
+            let monotonic = elapsed - (now_monotonic() - started);
+            let skew = Skew {
+                wall: wall - now_wall(),
+                monotonic,
+                thread_cpu: 0.0,
+            };
+            if tx.send(skew).is_err() {
+                return;
+            }
+        }
+    });
+    wait_for(&rx, "true time", |s| near(s.wall, 0.0));
+    let pid = child.0.id() as i32;
+    for round in 0..20 {
+        let mut shifted = inject(pid, Clocks::Wall).expect("inject into the Go program");
+        shifted.set_offset(SHIFT_NS).unwrap();
+        let jumped = wait_for(&rx, &format!("+30 s in round {round}"), |s| {
+            near(s.wall, 30.0)
+        });
+        assert!(
+            near(jumped.monotonic, 0.0),
+            "round {round}: monotonic moved: {jumped:?}"
+        );
+        assert_eq!(shifted.restore().unwrap(), Restoration::Restored);
+        wait_for(&rx, &format!("true time after round {round}"), |s| {
+            near(s.wall, 0.0)
+        });
+    }
+    assert!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok(),
+        "the Go program died"
+    );
 }

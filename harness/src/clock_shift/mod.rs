@@ -20,6 +20,7 @@
 //! x86_64 Linux only. Refused (bad input: exit 254) where it cannot work: another
 //! architecture, a process with no vDSO, a kernel that refuses ptrace.
 
+mod prologue;
 mod tracer;
 mod trampoline;
 mod vdso;
@@ -89,6 +90,8 @@ pub struct ShiftedProcess {
     live_slot: u64,
     offset_ns: i64,
     restored: bool,
+    /// The functions whose replacement reads the clock through the vDSO's own code.
+    fast: Vec<&'static str>,
 }
 
 /// How [`ShiftedProcess::restore`] left the process.
@@ -144,16 +147,23 @@ pub fn inject(pid: i32, clocks: Clocks) -> Result<ShiftedProcess> {
         }
     }
     let mut originals = Vec::new();
+    let mut relocated = Vec::new();
     for entry in &vdso.entries {
-        let bytes: [u8; 12] = memory
-            .read(entry.address, 12)?
-            .try_into()
-            .expect("12 bytes");
+        let function = memory.read(entry.address, entry.size.min(PAGE) as usize)?;
+        let bytes: [u8; 12] = function[..12].try_into().expect("12 bytes");
+        if bytes[..2] == [0x48, 0xb8] && bytes[10..] == [0xff, 0xe0] {
+            return Err(bad(format!(
+                "process {pid}'s clocks are shifted already (its vDSO jumps elsewhere)"
+            )));
+        }
         originals.push((entry.address, bytes));
+        let stub = prologue::relocate(&function, entry.address)
+            .filter(|stub| stub.len() as u64 <= trampoline::RELOCATED_BYTES);
+        relocated.push((entry.replaced, stub));
     }
     let mut stopped = Stopped::all(pid)?;
     stopped.step_out_of(std::slice::from_ref(&(vdso.start..vdso.end)))?;
-    let data = map_pages(&mut stopped, &memory, &vdso, clocks)?;
+    let data = map_pages(&mut stopped, &memory, &vdso, clocks, &relocated)?;
     let mut shifted = ShiftedProcess {
         pid,
         started,
@@ -164,6 +174,11 @@ pub fn inject(pid: i32, clocks: Clocks) -> Result<ShiftedProcess> {
         live_slot: 0,
         offset_ns: 0,
         restored: false,
+        fast: relocated
+            .iter()
+            .filter(|(_, stub)| stub.is_some())
+            .map(|(replaced, _)| replaced.name())
+            .collect(),
     };
     for (entry, original) in vdso.entries.iter().zip(originals) {
         let target = data + PAGE + entry.replaced.code_offset();
@@ -185,9 +200,15 @@ pub fn inject(pid: i32, clocks: Clocks) -> Result<ShiftedProcess> {
     Ok(shifted)
 }
 
-/// Maps the data and code pages into the held process and fills them; returns the data
-/// page's address.
-fn map_pages(stopped: &mut Stopped, memory: &Memory, vdso: &Vdso, clocks: Clocks) -> Result<u64> {
+/// Maps the data and code pages into the held process and fills them (with the moved first
+/// instructions of the originals that could be moved); returns the data page's address.
+fn map_pages(
+    stopped: &mut Stopped,
+    memory: &Memory,
+    vdso: &Vdso,
+    clocks: Clocks,
+    relocated: &[(Replaced, Option<Vec<u8>>)],
+) -> Result<u64> {
     let scratch = vdso
         .entries
         .iter()
@@ -219,6 +240,28 @@ fn map_pages(stopped: &mut Stopped, memory: &Memory, vdso: &Vdso, clocks: Clocks
         memory.write(data + SLOTS_AT + slot * SLOT_BYTES, &trampoline::slot(0))?;
     }
     memory.write(data + PAGE, &trampoline::code_page())?;
+    for replaced in [
+        Replaced::ClockGettime,
+        Replaced::Gettimeofday,
+        Replaced::Time,
+    ] {
+        let stub = relocated
+            .iter()
+            .find(|(r, _)| *r == replaced)
+            .and_then(|(_, stub)| stub.as_ref());
+        let original = match stub {
+            Some(stub) => {
+                let at = data + PAGE + replaced.relocated_offset();
+                memory.write(at, stub)?;
+                at
+            }
+            None => data + PAGE + replaced.syscall_offset(),
+        };
+        memory.write(
+            data + replaced.original_pointer_at(),
+            &original.to_le_bytes(),
+        )?;
+    }
     let result = stopped.syscall(
         memory,
         scratch,
@@ -240,6 +283,12 @@ impl ShiftedProcess {
 
     pub fn offset_ns(&self) -> i64 {
         self.offset_ns
+    }
+
+    /// The patched functions whose replacement still reads the clock in user space (the
+    /// others make a system call on every read).
+    pub fn fast_paths(&self) -> &[&'static str] {
+        &self.fast
     }
 
     /// Moves the shifted clocks to true time plus `ns`, while the process runs.
