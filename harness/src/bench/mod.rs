@@ -194,7 +194,7 @@ pub fn bench(args: &BenchArgs) -> Result<u8> {
         let requests = if args.quick { 50_000 } else { 200_000 };
         let rows = clock_shift::measure(dir, rounds, requests)?;
         crate::say!(
-            "\nclock shift (vDSO redirected, wall clock +30 s; median of {rounds})\n{:<46} {:>12} {:>12} {:>10}",
+            "\nclock shift (vDSO redirected, wall clock +30 s; best of {rounds} rounds)\n{:<46} {:>12} {:>12} {:>10}",
             "what",
             "plain",
             "shifted",
