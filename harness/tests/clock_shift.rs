@@ -282,3 +282,37 @@ fn a_busy_go_programs_clock_jumps_through_twenty_injections_and_restores() {
         "the Go program died"
     );
 }
+
+#[test]
+fn a_stopped_process_is_shifted_and_stays_stopped_until_continued() {
+    if !root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    use nix::sys::signal::{kill, Signal};
+    let (child, rx) = python_clock();
+    wait_for(&rx, "true time", |s| near(s.wall, 0.0));
+    let pid = nix::unistd::Pid::from_raw(child.0.id() as i32);
+    kill(pid, Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    while rx.try_recv().is_ok() {}
+    let mut shifted = inject(pid.as_raw(), Clocks::Wall).expect("inject into a stopped process");
+    shifted.set_offset(SHIFT_NS).unwrap();
+    // Still stopped: nothing printed for a second.
+    assert!(
+        rx.recv_timeout(Duration::from_secs(1)).is_err(),
+        "the process ran while it should have stayed stopped"
+    );
+    kill(pid, Signal::SIGCONT).unwrap();
+    wait_for(&rx, "+30 s once continued", |s| near(s.wall, 30.0));
+    kill(pid, Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    while rx.try_recv().is_ok() {}
+    assert_eq!(shifted.restore().unwrap(), Restoration::Restored);
+    assert!(
+        rx.recv_timeout(Duration::from_secs(1)).is_err(),
+        "the process ran after restore while it should have stayed stopped"
+    );
+    kill(pid, Signal::SIGCONT).unwrap();
+    wait_for(&rx, "true time once continued", |s| near(s.wall, 0.0));
+}
