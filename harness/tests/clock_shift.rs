@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use lockpick::bad_input::BadInput;
 use lockpick::clock_shift::{inject, Clocks, Restoration};
 
 const SHIFT_NS: i64 = 30_000_000_000;
@@ -161,20 +162,81 @@ fn the_monotonic_clock_moves_only_when_asked() {
     });
 }
 
+/// A `sleep 30`, once it has become sleep (until then the child is a copy of this test on its
+/// way to exec).
+fn sleeping() -> Child {
+    let child = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default() != "sleep\n" {
+        assert!(Instant::now() < deadline, "sleep never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+/// Lets go of a process this test seized.
+fn let_go(pid: nix::unistd::Pid) {
+    use nix::sys::wait::{waitpid, WaitPidFlag};
+    nix::sys::ptrace::interrupt(pid).unwrap();
+    waitpid(pid, Some(WaitPidFlag::__WALL)).unwrap();
+    nix::sys::ptrace::detach(pid, None).unwrap();
+}
+
+#[test]
+fn a_patched_or_traced_process_is_refused_as_bad_input() {
+    if !root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let child = Reaped(sleeping());
+    let pid = child.0.id() as i32;
+    let mut shifted = inject(pid, Clocks::Wall).expect("inject into sleep");
+    shifted.set_offset(SHIFT_NS).unwrap();
+    let twice = inject(pid, Clocks::Wall)
+        .err()
+        .expect("a second patch is refused");
+    assert!(
+        format!("{twice:#}").contains("shifted already"),
+        "{twice:#}"
+    );
+    assert!(twice.downcast_ref::<BadInput>().is_some(), "{twice:#}");
+    assert_eq!(shifted.restore().unwrap(), Restoration::Restored);
+
+    // Another tracer holds it: the kernel refuses ptrace.
+    let traced = nix::unistd::Pid::from_raw(pid);
+    nix::sys::ptrace::seize(traced, nix::sys::ptrace::Options::empty()).unwrap();
+    let refused = inject(pid, Clocks::Wall)
+        .err()
+        .expect("a traced process is refused");
+    assert!(
+        format!("{refused:#}").contains("refused to ptrace"),
+        "{refused:#}"
+    );
+    assert!(refused.downcast_ref::<BadInput>().is_some(), "{refused:#}");
+    let_go(traced);
+
+    // Restoring one that another tracer took meanwhile: its offset goes back to 0.
+    let mut shifted = inject(pid, Clocks::Wall).expect("inject once the tracer let go");
+    shifted.set_offset(SHIFT_NS).unwrap();
+    nix::sys::ptrace::seize(traced, nix::sys::ptrace::Options::empty()).unwrap();
+    let restoration = shifted.restore().unwrap();
+    assert!(
+        matches!(&restoration, Restoration::OffsetZeroed(why) if why.contains("refused")),
+        "{restoration:?}"
+    );
+    assert_eq!(shifted.offset_ns(), 0);
+    let_go(traced);
+}
+
 #[test]
 fn a_process_that_is_gone_is_refused_and_a_restore_after_exit_is_harmless() {
     if !root() {
         eprintln!("skipped: needs root");
         return;
     }
-    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+    let mut child = sleeping();
     let pid = child.id() as i32;
-    // Until it has become sleep, the child is a copy of this test on its way to exec.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default() != "sleep\n" {
-        assert!(Instant::now() < deadline, "sleep never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
     let mut shifted = inject(pid, Clocks::Wall).expect("inject into sleep");
     shifted.set_offset(SHIFT_NS).unwrap();
     child.kill().unwrap();
