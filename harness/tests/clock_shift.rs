@@ -162,13 +162,18 @@ fn the_monotonic_clock_moves_only_when_asked() {
     });
 }
 
-/// A `sleep 30`, once it has become sleep (until then the child is a copy of this test on its
-/// way to exec).
+/// A `sleep 30`, once it has become sleep and has its vDSO (until then the child is a copy of
+/// this test on its way through exec, which names the new program before it maps the vDSO).
 fn sleeping() -> Child {
     let child = Command::new("sleep").arg("30").spawn().unwrap();
     let pid = child.id();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default() != "sleep\n" {
+    let exec_done = || {
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+        comm == "sleep\n" && maps.contains("[vdso]")
+    };
+    while !exec_done() {
         assert!(Instant::now() < deadline, "sleep never started");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -191,7 +196,8 @@ fn a_patched_or_traced_process_is_refused_as_bad_input() {
     }
     let child = Reaped(sleeping());
     let pid = child.0.id() as i32;
-    let mut shifted = inject(pid, Clocks::Wall).expect("inject into sleep");
+    let mut shifted =
+        inject(pid, Clocks::Wall).unwrap_or_else(|e| panic!("inject into sleep: {e:#}"));
     shifted.set_offset(SHIFT_NS).unwrap();
     let twice = inject(pid, Clocks::Wall)
         .err()
@@ -237,7 +243,8 @@ fn a_process_that_is_gone_is_refused_and_a_restore_after_exit_is_harmless() {
     }
     let mut child = sleeping();
     let pid = child.id() as i32;
-    let mut shifted = inject(pid, Clocks::Wall).expect("inject into sleep");
+    let mut shifted =
+        inject(pid, Clocks::Wall).unwrap_or_else(|e| panic!("inject into sleep: {e:#}"));
     shifted.set_offset(SHIFT_NS).unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
