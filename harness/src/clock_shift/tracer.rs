@@ -102,7 +102,11 @@ impl Stopped {
                     Err(e @ (Errno::EPERM | Errno::EACCES)) => return Err(refused(pid, e)),
                     Err(e) => return Err(e).with_context(|| format!("cannot seize thread {tid}")),
                 }
-                ptrace::interrupt(tid).with_context(|| format!("cannot stop thread {tid}"))?;
+                match ptrace::interrupt(tid) {
+                    Ok(()) => {}
+                    Err(Errno::ESRCH) => continue, // ended between the two calls
+                    Err(e) => return Err(e).with_context(|| format!("cannot stop thread {tid}")),
+                }
                 let pending = match wait(tid)? {
                     Seen::Held => None,
                     Seen::Signal(signal) => Some(signal),
@@ -188,9 +192,14 @@ impl Stopped {
                 anyhow::ensure!(alive, "thread {tid} ended during an injected system call");
                 Ok(ptrace::getregs(tid)?)
             });
-        memory.write(at, &saved_bytes)?;
+        // Both put back whatever happened, before any error is passed on: the thread must not
+        // be let go with our registers.
+        let bytes_back = memory.write(at, &saved_bytes);
+        let registers_back = ptrace::setregs(tid, saved)
+            .with_context(|| format!("cannot restore {tid}'s registers"));
         let after = outcome?;
-        ptrace::setregs(tid, saved).with_context(|| format!("cannot restore {tid}'s registers"))?;
+        bytes_back?;
+        registers_back?;
         anyhow::ensure!(
             after.rip == at + 2,
             "the injected system call {number} did not run (stopped at {:#x})",
