@@ -12,6 +12,7 @@ pub mod children;
 pub mod clean;
 pub mod cli;
 pub mod client;
+pub mod clock_shift;
 pub mod cluster;
 pub mod compare;
 pub mod config;

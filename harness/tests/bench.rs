@@ -69,6 +69,15 @@ fn the_quick_bench_prints_every_section() {
             assert_eq!(row["median_seconds"].is_null(), found == 0, "{row}");
         }
     }
+    // Each shifted round counted only once the shift showed (the bench fails otherwise).
+    let clock_shift = figures["clock_shift"]
+        .as_array()
+        .expect("clock shift figures");
+    assert_eq!(clock_shift.len(), 4, "{clock_shift:?}");
+    for row in clock_shift {
+        assert!(row["plain"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["shifted"].as_f64().unwrap() > 0.0, "{row}");
+    }
     // Every table is printed before the JSON.
     for title in [
         "checker",
@@ -76,6 +85,7 @@ fn the_quick_bench_prints_every_section() {
         "controller",
         "service start-up",
         "time to first",
+        "clock shift",
     ] {
         assert!(stdout.contains(title), "no {title} table:\n{stdout}");
     }

@@ -5,6 +5,7 @@
 //! Figures are printed, never asserted: speed depends on the machine.
 
 mod checker;
+mod clock_shift;
 mod gate;
 mod generate;
 mod pipeline;
@@ -29,6 +30,7 @@ struct Figures {
     violations: Option<Vec<violations::ViolationRow>>,
     stability: Option<Vec<stability::StabilityRow>>,
     gate: Option<Vec<gate::GateRow>>,
+    clock_shift: Option<Vec<clock_shift::ClockShiftRow>>,
 }
 
 /// Runs the benchmarks asked for; the exit code is 0, or 1 when a stability run was off its
@@ -43,8 +45,16 @@ pub fn bench(args: &BenchArgs) -> Result<u8> {
             checker::measure_in_child(history, args.what == Some(BenchKind::MeasureParse))?;
             return Ok(0);
         }
+        Some(BenchKind::MeasureClock) => {
+            clock_shift::measure_in_child()?;
+            return Ok(0);
+        }
         Some(
-            BenchKind::Startup | BenchKind::Violations | BenchKind::Stability | BenchKind::Gate,
+            BenchKind::Startup
+            | BenchKind::Violations
+            | BenchKind::Stability
+            | BenchKind::Gate
+            | BenchKind::ClockShift,
         )
         | None
             if !nix::unistd::geteuid().is_root() =>
@@ -179,6 +189,34 @@ pub fn bench(args: &BenchArgs) -> Result<u8> {
             );
         }
         figures.violations = Some(rows);
+    }
+    if wanted(BenchKind::ClockShift) {
+        let requests = if args.quick { 50_000 } else { 200_000 };
+        let rows = clock_shift::measure(dir, rounds, requests)?;
+        crate::say!(
+            "\nclock shift (vDSO redirected, wall clock +30 s; best of {rounds} rounds)\n{:<46} {:>12} {:>12} {:>10}",
+            "what",
+            "plain",
+            "shifted",
+            "overhead"
+        );
+        for r in &rows {
+            crate::say!(
+                "{:<46} {:>12.1} {:>12.1} {:>9.1}%  {}",
+                r.what,
+                r.plain,
+                r.shifted,
+                r.overhead_percent,
+                r.unit
+            );
+        }
+        if let Some(r) = rows.first() {
+            crate::say!(
+                "replacements reading the clock in user space: {} (the others make a system call)",
+                r.fast_paths.join(", ")
+            );
+        }
+        figures.clock_shift = Some(rows);
     }
     let mut code = 0;
     if args.what == Some(BenchKind::Stability) {

@@ -240,9 +240,15 @@ pub enum BenchKind {
     Stability,
     /// The example CI gate's wall time, to the time limit and decided (only when asked for).
     Gate,
+    /// What moving a process's clock through its vDSO costs: a clock read, and redis-server's
+    /// SET throughput, without and with the replacements in place.
+    ClockShift,
     /// (internal) Check one history and report time and peak memory.
     #[value(hide = true)]
     MeasureCheck,
+    /// (internal) Read clocks in a loop when told, for `clock-shift`.
+    #[value(hide = true)]
+    MeasureClock,
     /// (internal) Only parse one history, the parsing limit.
     #[value(hide = true)]
     MeasureParse,
