@@ -17,16 +17,43 @@ else
     return 0
 end"#;
 
+/// A Lua function answering how long, in µs of the server's clock, until `key` is gone: from
+/// its absolute expiry (`PEXPIRETIME`, Redis 7) and one reading of its clock (`TIME`), so no
+/// whole-ms rounding is lost. Redis keeps a key while its clock in whole ms is at most the
+/// expiry, so it is gone at the start of the next ms; a server without `PEXPIRETIME` answers by
+/// `PTTL` + that ms.
+macro_rules! until_gone_lua {
+    () => {
+        r#"
+local function until_gone_us(key)
+    local when = redis.pcall("pexpiretime", key)
+    if type(when) == "number" and when >= 0 then
+        local now = redis.call("time")
+        local left = (when + 1) * 1000 - (tonumber(now[1]) * 1000000 + tonumber(now[2]))
+        if left < 0 then
+            return 0
+        end
+        return left
+    end
+    return (redis.call("pttl", key) + 1) * 1000
+end
+"#
+    };
+}
+
 /// Extends the key's lease only if it still holds this client's value (a watchdog's renewal,
 /// as Redisson's): extending someone else's lock would keep a lock we no longer hold. Answers
-/// the key's remaining time in ms as the server counts it (`PTTL`), or -1 when not ours.
-const COMPARE_AND_EXTEND: &str = r#"
+/// how long until the key is gone, in µs as the server counts it, or -1 when not ours.
+const COMPARE_AND_EXTEND: &str = concat!(
+    until_gone_lua!(),
+    r#"
 if redis.call("get", KEYS[1]) == ARGV[1] then
     redis.call("pexpire", KEYS[1], ARGV[2])
-    return redis.call("pttl", KEYS[1])
+    return until_gone_us(KEYS[1])
 else
     return -1
-end"#;
+end"#
+);
 
 /// If the key holds `ARGV[1]`: how long, in µs of the server's clock read once (`TIME`), until
 /// it is gone and since it was set (a lease of `ARGV[2]` ms), from its expiry as an absolute
@@ -44,22 +71,24 @@ local now = redis.call("time")
 local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
 return {(when + 1) * 1000 - now_us, now_us - (when - tonumber(ARGV[2])) * 1000}"#;
 
-/// `SET key value NX PX ttl`, answering the key's remaining time in ms as the server counts it
-/// (`PTTL`) when set, or -1 when the key was taken.
-const SET_IF_ABSENT: &str = r#"
+/// `SET key value NX PX ttl`, answering how long until the key is gone, in µs as the server
+/// counts it, when set, or -1 when the key was taken.
+const SET_IF_ABSENT: &str = concat!(
+    until_gone_lua!(),
+    r#"
 if redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
-    return redis.call("pttl", KEYS[1])
+    return until_gone_us(KEYS[1])
 else
     return -1
-end"#;
+end"#
+);
 
-/// When a key the server said had `remaining_ms` to live, in an answer received at
-/// `completion` (ns on the run clock), has certainly expired: the server's own count, plus the
-/// ms it counts in (Redis keeps a key while its clock in whole ms is at most the expiry, so the
-/// key lives until that ms has passed: up to 1 ms past the count), plus 500 ppm of the count for
-/// its clock running slower than ours (the most NTP slews a clock).
-pub fn expires_by(completion: u64, remaining_ms: u64) -> u64 {
-    completion + (remaining_ms + 1) * 1_000_000 + rate_allowance(remaining_ms)
+/// When a key the server said was gone in `until_gone_us` (its own count, in µs), in an answer
+/// received at `completion` (ns on the run clock), has certainly expired: the server read its
+/// clock before it answered, plus 500 ppm of the span for its clock running slower than ours
+/// (the most NTP slews a clock).
+pub fn expires_by(completion: u64, until_gone_us: u64) -> u64 {
+    completion + until_gone_us * 1_000 + rate_allowance(until_gone_us.div_ceil(1_000))
 }
 
 /// 500 ppm of a span the server counted, in ns.
@@ -81,8 +110,10 @@ impl KeyTimes {
     /// than `completion`, plus 500 ppm of it for its clock running slower than ours.
     /// `None` when the server's clock says it should be gone already: a clock that jumped.
     pub fn gone_by(&self, completion: u64) -> Option<u64> {
-        let span_ns = u64::try_from(self.until_gone_us).ok()? * 1_000;
-        Some(completion + span_ns + rate_allowance(span_ns.div_ceil(1_000_000)))
+        Some(expires_by(
+            completion,
+            u64::try_from(self.until_gone_us).ok()?,
+        ))
     }
 
     /// A lower bound of when the key was set, from a request sent at `sent`: the server read its
@@ -128,7 +159,7 @@ impl RedisNode {
         &self.address
     }
 
-    /// `SET key value NX PX ttl`: `Ok(Some(remaining ms))` when set, as the server counts it,
+    /// `SET key value NX PX ttl`: `Ok(Some(µs until gone))` when set, as the server counts it,
     /// `Ok(None)` when the key was taken.
     pub fn set_if_absent(&mut self, key: &str, value: &str, ttl: Duration) -> Outcome<Option<u64>> {
         let script = self.set_if_absent.clone();
@@ -171,8 +202,8 @@ impl RedisNode {
         self.request(|c| script.key(key).arg(value).invoke::<i64>(c).map(|n| n == 1))
     }
 
-    /// Sets the lease of `key` to `ttl` from now if it still holds `value`: `Ok(Some(remaining
-    /// ms))` when extended, as the server counts it, `Ok(None)` when it was gone or someone
+    /// Sets the lease of `key` to `ttl` from now if it still holds `value`: `Ok(Some(µs until
+    /// gone))` when extended, as the server counts it, `Ok(None)` when it was gone or someone
     /// else's.
     pub fn extend_if_equal(
         &mut self,
@@ -233,9 +264,11 @@ mod tests {
 
     #[test]
     fn the_servers_count_bounds_the_expiry_and_the_set() {
-        // Answered at 100 ms with 1000 ms left: gone by 1100 ms, the ms the count ends in and
-        // half a ms of rate.
-        assert_eq!(expires_by(100 * MS, 1000), 1101 * MS + MS / 2);
+        // Answered at 100 ms, gone in 1000.5 ms by the server's count: and 500 ppm of that.
+        assert_eq!(
+            expires_by(100 * MS, 1_000_500),
+            1100 * MS + MS / 2 + 500_500
+        );
         // Asked at 500 ms, set 300 ms before by the server's count, less 500 ppm of that.
         let times = KeyTimes {
             until_gone_us: 700_000,
