@@ -166,3 +166,9 @@ fn redis_leases_end_by_the_servers_count() {
 fn redlock_leases_end_by_the_servers_count() {
     the_lease_ends_by_the_servers_count("redlock");
 }
+
+/// rslock's grants and extensions are bounded by the servers' counts too, asked right after.
+#[test]
+fn rslock_leases_end_by_the_servers_count() {
+    the_lease_ends_by_the_servers_count("rslock");
+}

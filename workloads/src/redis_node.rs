@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use redis::{Client, Connection, RedisError, Script};
+use redis::{from_redis_value, Client, Connection, RedisError, Script, Value};
 
 use crate::lock_client::Outcome;
 
@@ -17,40 +17,78 @@ else
     return 0
 end"#;
 
+/// A Lua function answering how long, in µs of the server's clock, until `key` is gone: from
+/// its absolute expiry (`PEXPIRETIME`, Redis 7) and one reading of its clock (`TIME`), so no
+/// whole-ms rounding is lost. Redis keeps a key while its clock in whole ms is at most the
+/// expiry, so it is gone at the start of the next ms; a server without `PEXPIRETIME` answers by
+/// `PTTL` + that ms.
+macro_rules! until_gone_lua {
+    () => {
+        r#"
+local function until_gone_us(key)
+    local when = redis.pcall("pexpiretime", key)
+    if type(when) == "number" and when >= 0 then
+        local now = redis.call("time")
+        local left = (when + 1) * 1000 - (tonumber(now[1]) * 1000000 + tonumber(now[2]))
+        if left < 0 then
+            return 0
+        end
+        return left
+    end
+    return (redis.call("pttl", key) + 1) * 1000
+end
+"#
+    };
+}
+
 /// Extends the key's lease only if it still holds this client's value (a watchdog's renewal,
 /// as Redisson's): extending someone else's lock would keep a lock we no longer hold. Answers
-/// the key's remaining time in ms as the server counts it (`PTTL`), or -1 when not ours.
-const COMPARE_AND_EXTEND: &str = r#"
+/// how long until the key is gone, in µs as the server counts it, or -1 when not ours.
+const COMPARE_AND_EXTEND: &str = concat!(
+    until_gone_lua!(),
+    r#"
 if redis.call("get", KEYS[1]) == ARGV[1] then
     redis.call("pexpire", KEYS[1], ARGV[2])
-    return redis.call("pttl", KEYS[1])
+    return until_gone_us(KEYS[1])
 else
     return -1
-end"#;
+end"#
+);
 
-/// The key's remaining time in ms if it holds `ARGV[1]`, else -1.
-const REMAINING_IF_EQUAL: &str = r#"
-if redis.call("get", KEYS[1]) == ARGV[1] then
-    return redis.call("pttl", KEYS[1])
-else
+/// If the key holds `ARGV[1]`: how long, in µs of the server's clock read once (`TIME`), until
+/// it is gone and since it was set (a lease of `ARGV[2]` ms), from its expiry as an absolute
+/// ms (`PEXPIRETIME`, Redis 7). Redis keeps a key while its clock in whole ms is at most the
+/// expiry, so it is gone at the start of the next ms. Else -1.
+const TIMES_IF_EQUAL: &str = r#"
+if redis.call("get", KEYS[1]) ~= ARGV[1] then
     return -1
-end"#;
+end
+local when = redis.call("pexpiretime", KEYS[1])
+if when < 0 then
+    return redis.error_reply("the key has no expiry")
+end
+local now = redis.call("time")
+local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
+return {(when + 1) * 1000 - now_us, now_us - (when - tonumber(ARGV[2])) * 1000}"#;
 
-/// `SET key value NX PX ttl`, answering the key's remaining time in ms as the server counts it
-/// (`PTTL`) when set, or -1 when the key was taken.
-const SET_IF_ABSENT: &str = r#"
+/// `SET key value NX PX ttl`, answering how long until the key is gone, in µs as the server
+/// counts it, when set, or -1 when the key was taken.
+const SET_IF_ABSENT: &str = concat!(
+    until_gone_lua!(),
+    r#"
 if redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
-    return redis.call("pttl", KEYS[1])
+    return until_gone_us(KEYS[1])
 else
     return -1
-end"#;
+end"#
+);
 
-/// When a key the server said had `remaining_ms` to live, in an answer received at
-/// `completion` (ns on the run clock), has certainly expired: the server's own count (its
-/// clock in whole ms, truncated, so the key expires no later than that), plus 500 ppm of it for
-/// its clock running slower than ours (the most NTP slews a clock).
-pub fn expires_by(completion: u64, remaining_ms: u64) -> u64 {
-    completion + remaining_ms * 1_000_000 + rate_allowance(remaining_ms)
+/// When a key the server said was gone in `until_gone_us` (its own count, in µs), in an answer
+/// received at `completion` (ns on the run clock), has certainly expired: the server read its
+/// clock before it answered, plus 500 ppm of the span for its clock running slower than ours
+/// (the most NTP slews a clock).
+pub fn expires_by(completion: u64, until_gone_us: u64) -> u64 {
+    completion + until_gone_us * 1_000 + rate_allowance(until_gone_us.div_ceil(1_000))
 }
 
 /// 500 ppm of a span the server counted, in ns.
@@ -58,13 +96,33 @@ pub fn rate_allowance(span_ms: u64) -> u64 {
     span_ms * 500
 }
 
-/// A lower bound of when the server set a key whose lease is `ttl_ms` long and which it said had
-/// `remaining_ms` left, in an answer to a request sent at `sent` (ns on the run clock): it was
-/// set `ttl_ms - remaining_ms` before the server counted, less 1 ms for the count's truncation
-/// and the rate allowance.
-pub fn set_after(sent: u64, ttl_ms: u64, remaining_ms: u64) -> u64 {
-    let elapsed = ttl_ms.saturating_sub(remaining_ms);
-    sent.saturating_sub(elapsed * 1_000_000 + 1_000_000 + rate_allowance(ttl_ms))
+/// What a server said of a key, by its own clock in µs: how long until the key is gone and how
+/// long since it was set. Signed: a server whose clock jumped may say anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyTimes {
+    pub until_gone_us: i64,
+    pub since_set_us: i64,
+}
+
+impl KeyTimes {
+    /// When the key is certainly gone, from an answer received at `completion` (ns on the run
+    /// clock): the server read its clock before it answered, so its count runs from no later
+    /// than `completion`, plus 500 ppm of it for its clock running slower than ours.
+    /// `None` when the server's clock says it should be gone already: a clock that jumped.
+    pub fn gone_by(&self, completion: u64) -> Option<u64> {
+        Some(expires_by(
+            completion,
+            u64::try_from(self.until_gone_us).ok()?,
+        ))
+    }
+
+    /// A lower bound of when the key was set, from a request sent at `sent`: the server read its
+    /// clock after the request arrived, less 500 ppm of the span for its clock running faster.
+    /// `None` when the server's clock says it was set in the future: a clock that jumped back.
+    pub fn set_after(&self, sent: u64) -> Option<u64> {
+        let span_ns = u64::try_from(self.since_set_us).ok()? * 1_000;
+        Some(sent.saturating_sub(span_ns + rate_allowance(span_ns.div_ceil(1_000_000))))
+    }
 }
 
 pub struct RedisNode {
@@ -78,7 +136,7 @@ pub struct RedisNode {
     compare_and_delete: Script,
     compare_and_extend: Script,
     set_if_absent: Script,
-    remaining_if_equal: Script,
+    times_if_equal: Script,
 }
 
 impl RedisNode {
@@ -93,7 +151,7 @@ impl RedisNode {
             compare_and_delete: Script::new(COMPARE_AND_DELETE),
             compare_and_extend: Script::new(COMPARE_AND_EXTEND),
             set_if_absent: Script::new(SET_IF_ABSENT),
-            remaining_if_equal: Script::new(REMAINING_IF_EQUAL),
+            times_if_equal: Script::new(TIMES_IF_EQUAL),
         })
     }
 
@@ -101,7 +159,7 @@ impl RedisNode {
         &self.address
     }
 
-    /// `SET key value NX PX ttl`: `Ok(Some(remaining ms))` when set, as the server counts it,
+    /// `SET key value NX PX ttl`: `Ok(Some(µs until gone))` when set, as the server counts it,
     /// `Ok(None)` when the key was taken.
     pub fn set_if_absent(&mut self, key: &str, value: &str, ttl: Duration) -> Outcome<Option<u64>> {
         let script = self.set_if_absent.clone();
@@ -112,13 +170,28 @@ impl RedisNode {
         })
     }
 
-    /// The remaining time of `key` in ms, as the server counts it, if it holds `value` (bytes
-    /// of any kind, as a library's own lock value): `Ok(None)` when gone or someone else's.
-    pub fn remaining_if_equal(&mut self, key: &[u8], value: &[u8]) -> Outcome<Option<u64>> {
-        let script = self.remaining_if_equal.clone();
+    /// How long until `key` is gone and since it was set with a lease of `ttl`, by the
+    /// server's own clock, if it holds `value` (bytes of any kind, as a library's own lock
+    /// value): `Ok(None)` when gone or someone else's.
+    pub fn times_if_equal(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        ttl: Duration,
+    ) -> Outcome<Option<KeyTimes>> {
+        let script = self.times_if_equal.clone();
+        let ttl_ms = ttl.as_millis() as u64;
         self.request(|c| {
-            let remaining = script.key(key).arg(value).invoke::<i64>(c)?;
-            Ok(u64::try_from(remaining).ok())
+            let answer = script.key(key).arg(value).arg(ttl_ms).invoke::<Value>(c)?;
+            // -1: not ours; anything but the pair is an error, never taken for "not ours".
+            if answer == Value::Int(-1) {
+                return Ok(None);
+            }
+            let (until_gone_us, since_set_us) = from_redis_value::<(i64, i64)>(answer)?;
+            Ok(Some(KeyTimes {
+                until_gone_us,
+                since_set_us,
+            }))
         })
     }
 
@@ -135,8 +208,8 @@ impl RedisNode {
         self.request(|c| script.key(key).arg(value).invoke::<i64>(c).map(|n| n == 1))
     }
 
-    /// Sets the lease of `key` to `ttl` from now if it still holds `value`: `Ok(Some(remaining
-    /// ms))` when extended, as the server counts it, `Ok(None)` when it was gone or someone
+    /// Sets the lease of `key` to `ttl` from now if it still holds `value`: `Ok(Some(µs until
+    /// gone))` when extended, as the server counts it, `Ok(None)` when it was gone or someone
     /// else's.
     pub fn extend_if_equal(
         &mut self,
@@ -197,11 +270,23 @@ mod tests {
 
     #[test]
     fn the_servers_count_bounds_the_expiry_and_the_set() {
-        // Answered at 100 ms with 1000 ms left: gone by 1100 ms and half a ms of rate.
-        assert_eq!(expires_by(100 * MS, 1000), 1100 * MS + MS / 2);
-        // Asked at 500 ms, 700 ms left of a 1000 ms lease: set at 200 ms, less 1 ms of
-        // truncation and half a ms of rate.
-        assert_eq!(set_after(500 * MS, 1000, 700), 200 * MS - MS - MS / 2);
-        assert_eq!(set_after(MS, 1000, 0), 0);
+        // Answered at 100 ms, gone in 1000.5 ms by the server's count: and 500 ppm of that.
+        assert_eq!(
+            expires_by(100 * MS, 1_000_500),
+            1100 * MS + MS / 2 + 500_500
+        );
+        // Asked at 500 ms, set 300 ms before by the server's count, less 500 ppm of that.
+        let times = KeyTimes {
+            until_gone_us: 700_000,
+            since_set_us: 300_000,
+        };
+        assert_eq!(times.set_after(500 * MS), Some(200 * MS - 150_000));
+        assert_eq!(times.gone_by(100 * MS), Some(800 * MS + 350_000));
+        // A clock that jumped gives no bound.
+        let jumped = KeyTimes {
+            until_gone_us: -1,
+            since_set_us: -1,
+        };
+        assert_eq!((jumped.set_after(MS), jumped.gone_by(MS)), (None, None));
     }
 }

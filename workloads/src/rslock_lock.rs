@@ -6,6 +6,7 @@
 //! its `extend` every third of the TTL; a failed `extend` unlocks every node (rslock's own way),
 //! so the watchdog stops after one.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rslock::{Lock, LockGuard, LockManager};
@@ -15,7 +16,7 @@ use crate::clock::RunClock;
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome};
-use crate::redis_node::{expires_by, set_after, RedisNode};
+use crate::redis_node::{KeyTimes, RedisNode};
 use crate::redlock::{drift, on_every_node, quorum};
 
 pub struct RslockLock {
@@ -33,6 +34,8 @@ pub struct RslockLock {
     /// Our own connections to the same servers, to ask each for the remaining time of the key
     /// rslock set: the servers' word on when they granted it.
     probes: Vec<RedisNode>,
+    /// The watchdog's own such connections, to ask after each extension.
+    renew_probes: Arc<Mutex<Vec<RedisNode>>>,
 }
 
 impl RslockLock {
@@ -54,12 +57,15 @@ impl RslockLock {
         // released comes back after 20-40 ms: a waiter would never get its turn. Retrying as
         // often as the other clients do keeps the turns fair (the crate's documented knob).
         manager.set_retry(3, Duration::from_millis(20));
-        let probes = addresses
-            .iter()
-            .map(|a| RedisNode::new(a, timeout))
-            .collect::<Result<_, _>>()?;
+        let connect = || -> Result<Vec<RedisNode>, WorkloadError> {
+            Ok(addresses
+                .iter()
+                .map(|a| RedisNode::new(a, timeout))
+                .collect::<Result<_, _>>()?)
+        };
         Ok(RslockLock {
-            probes,
+            probes: connect()?,
+            renew_probes: Arc::new(Mutex::new(connect()?)),
             watchdog: None,
             runtime,
             manager,
@@ -72,51 +78,83 @@ impl RslockLock {
     }
 }
 
-impl RslockLock {
-    /// rslock's `acquire` retries inside, unseen: its grant may come long after the call was
-    /// made. The servers say when: each node still holding our value tells its remaining time,
-    /// so it set the key TTL minus that before it counted. The grant needed a quorum of sets,
-    /// so with answers from enough nodes to meet every quorum (n − quorum + 1), the earliest of
-    /// their sets is a lower bound of the grant.
-    ///
-    /// When every node answered, the latest of their counts also bounds the lease's end: no
-    /// other node holds our value, and rslock's requests have all returned.
-    fn servers_say(&mut self, value: &[u8], invoke: u64) -> ServersSay {
-        let (key, ttl_ms) = (self.key.as_bytes(), self.ttl.as_millis() as u64);
-        let sent = self.clock.now();
-        let answers = on_every_node(&mut self.probes, |node| node.remaining_if_equal(key, value));
-        let answered = self.clock.now();
-        let remaining: Vec<u64> = answers
-            .iter()
-            .filter_map(|a| match a {
-                Outcome::Ok(Some(r)) => Some(*r),
-                _ => None,
-            })
-            .collect();
-        let n = answers.len();
-        let all_answered = answers.iter().all(|a| matches!(a, Outcome::Ok(_)));
-        let expires_by = remaining
-            .iter()
-            .map(|r| expires_by(answered, *r))
-            .max()
-            .filter(|_| all_answered);
-        let granted_after = remaining
-            .iter()
-            .map(|r| set_after(sent, ttl_ms, *r))
-            .min()
-            .filter(|_| remaining.len() > n - quorum(n))
-            .map(|earliest| earliest.max(invoke));
-        ServersSay {
-            granted_after,
-            expires_by,
+/// What the servers say of our value, asked right after rslock granted or extended it:
+/// each node still holding it tells its remaining time.
+///
+/// rslock's `acquire` retries inside, unseen: its grant may come long after the call was made.
+/// A node holding our value says, by its own clock, how long ago it set it and how long until it
+/// is gone (`KeyTimes`: from its absolute expiry and one reading of its clock, so no whole-ms
+/// rounding is lost; a server without `PEXPIRETIME`, before Redis 7, answers an error, and then
+/// the bounds stay the client's own). The grant needed a
+/// quorum of sets, all answered before rslock returned: with h nodes holding our value, at least
+/// quorum + h − n of them are in that quorum, so the (quorum + h − n)-th earliest of their sets
+/// is a lower bound of the grant (given when that is at least the first).
+///
+/// When every node answered, their counts bound the lease's end: no other node holds our
+/// value, and rslock's requests have all returned. A Redlock lease is held only on a quorum, so
+/// it has ended once fewer than a quorum can still hold the key: by the quorum-th latest of
+/// their expiries (the latest of them when fewer than a quorum hold it).
+fn servers_say(
+    probes: &mut [RedisNode],
+    key: &[u8],
+    value: &[u8],
+    ttl: Duration,
+    clock: RunClock,
+) -> ServersSay {
+    // Each node's answer timed on its own: a slow node (or thread) does not loosen the others.
+    let answers = on_every_node(probes, |node| {
+        let sent = clock.now();
+        match node.times_if_equal(key, value, ttl) {
+            Outcome::Ok(times) => Outcome::Ok((sent, times, clock.now())),
+            Outcome::Fail(e) => Outcome::Fail(e),
+            Outcome::Info(e) => Outcome::Info(e),
         }
+    });
+    let counted: Vec<(u64, KeyTimes, u64)> = answers
+        .iter()
+        .filter_map(|a| match a {
+            Outcome::Ok((sent, Some(times), answered)) => Some((*sent, *times, *answered)),
+            _ => None,
+        })
+        .collect();
+    let n = answers.len();
+    let all_answered = answers.iter().all(|a| matches!(a, Outcome::Ok(_)));
+    // A count from a clock that jumped bounds nothing: then no bound at all.
+    let expiries: Option<Vec<u64>> = counted
+        .iter()
+        .map(|(_, times, answered)| times.gone_by(*answered))
+        .collect();
+    let sets: Option<Vec<u64>> = counted
+        .iter()
+        .map(|(sent, times, _)| times.set_after(*sent))
+        .collect();
+    ServersSay {
+        set_by_quorum_after: sets.and_then(|s| earliest_quorum_set(s, n)),
+        expires_by: expiries
+            .and_then(|e| latest_quorum_expiry(e, n))
+            .filter(|_| all_answered),
     }
 }
 
-/// What the servers said of a grant rslock made: when it was granted at the earliest, and when
-/// its lease ends at the latest.
+/// The (quorum + h − n)-th earliest of the h sets of our value, `None` when that is not one.
+fn earliest_quorum_set(mut sets: Vec<u64>, n: usize) -> Option<u64> {
+    let in_quorum = (quorum(n) + sets.len())
+        .checked_sub(n)
+        .filter(|k| *k >= 1)?;
+    sets.sort_unstable();
+    sets.get(in_quorum - 1).copied()
+}
+
+/// The moment by which fewer than a quorum of the n nodes can still hold our key.
+fn latest_quorum_expiry(mut expiries: Vec<u64>, n: usize) -> Option<u64> {
+    expiries.sort_unstable_by(|a, b| b.cmp(a));
+    expiries.get(quorum(n) - 1).or(expiries.first()).copied()
+}
+
+/// What the servers said of a grant or extension rslock made: when it was set on a quorum at
+/// the earliest, and when its lease ends at the latest.
 struct ServersSay {
-    granted_after: Option<u64>,
+    set_by_quorum_after: Option<u64>,
     expires_by: Option<u64>,
 }
 
@@ -129,8 +167,8 @@ impl LockClient for RslockLock {
             Ok(Ok(guard)) => {
                 let mut lease =
                     Lease::set_between(invoke, self.clock.now(), ttl, drift(ttl), drift(ttl));
-                let said = self.servers_say(&guard.lock.val, invoke);
-                let granted_after = said.granted_after;
+                let said = servers_say(&mut self.probes, key, &guard.lock.val, ttl, self.clock);
+                let granted_after = said.set_by_quorum_after.map(|t| t.max(invoke));
                 if let Some(expires_by) = said.expires_by {
                     lease.expires_by = Some(expires_by);
                 }
@@ -143,6 +181,7 @@ impl LockClient for RslockLock {
                 };
                 let (runtime, clock, timeout) =
                     (self.runtime.handle().clone(), self.clock, self.timeout);
+                let (renew_probes, key) = (Arc::clone(&self.renew_probes), self.key.clone());
                 self.watchdog = Some(Watchdog::start(
                     self.clock,
                     lease,
@@ -157,13 +196,23 @@ impl LockClient for RslockLock {
                                 .await
                         };
                         match runtime.block_on(extend) {
-                            Ok(Ok(_)) => Renewed::Extended(Lease::set_between(
-                                invoke,
-                                clock.now(),
-                                ttl,
-                                drift(ttl),
-                                drift(ttl),
-                            )),
+                            Ok(Ok(_)) => {
+                                let mut lease = Lease::set_between(
+                                    invoke,
+                                    clock.now(),
+                                    ttl,
+                                    drift(ttl),
+                                    drift(ttl),
+                                );
+                                let mut probes =
+                                    renew_probes.lock().unwrap_or_else(|e| e.into_inner());
+                                let said =
+                                    servers_say(&mut probes, key.as_bytes(), &ours.val, ttl, clock);
+                                if let Some(expires_by) = said.expires_by {
+                                    lease.expires_by = Some(expires_by);
+                                }
+                                Renewed::Extended(lease)
+                            }
                             // It may have extended a minority before giving up and unlocking.
                             Ok(Err(_)) => Renewed::GaveUp,
                             Err(_) => Renewed::Unknown,
@@ -204,5 +253,31 @@ impl LockClient for RslockLock {
                 self.timeout
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grant_is_bounded_by_a_set_every_quorum_shares() {
+        // All five hold our value: at least three of them are the grant's quorum, so the third
+        // earliest set came before the grant.
+        assert_eq!(earliest_quorum_set(vec![50, 10, 40, 20, 30], 5), Some(30));
+        // Four hold it: at least two of the quorum are among them.
+        assert_eq!(earliest_quorum_set(vec![40, 10, 30, 20], 5), Some(20));
+        assert_eq!(earliest_quorum_set(vec![30, 10, 20], 5), Some(10));
+        // Two may all lie outside the quorum: no bound.
+        assert_eq!(earliest_quorum_set(vec![10, 20], 5), None);
+    }
+
+    #[test]
+    fn the_lease_ends_once_fewer_than_a_quorum_can_hold_the_key() {
+        assert_eq!(latest_quorum_expiry(vec![10, 50, 30, 20, 40], 5), Some(30));
+        assert_eq!(latest_quorum_expiry(vec![10, 30, 20], 5), Some(10));
+        // Fewer than a quorum hold it already: the latest of them.
+        assert_eq!(latest_quorum_expiry(vec![10, 20], 5), Some(20));
+        assert_eq!(latest_quorum_expiry(Vec::new(), 5), None);
     }
 }
