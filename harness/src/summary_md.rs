@@ -13,57 +13,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 use lockpick_checkers::{Results, Validity};
-use serde::Serialize;
 
 use crate::config::RunConfig;
+
+pub use crate::report::counts::Counts;
 
 pub const SUMMARY: &str = "summary.md";
 
 /// The longest story a summary quotes: a comment is read, not searched.
 const STORY_CHARS: usize = 300;
-
-/// The counts a summary and a comparison show for a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Counts {
-    pub overlaps: usize,
-    pub stale_writes: usize,
-    pub stale_reads: usize,
-    pub grants_under_live_lease: usize,
-    /// Fencing tokens that broke their promise: reused by two clients, or gone backwards.
-    pub token_violations: usize,
-    /// Stretches in which the lock was certainly free yet refused to everyone.
-    pub jams: usize,
-}
-
-impl Counts {
-    pub fn of(results: &Results) -> Counts {
-        let overlaps = results.overlapping_holders.as_ref();
-        Counts {
-            overlaps: overlaps.map_or(0, |o| o.overlaps.len()),
-            stale_writes: results
-                .stale_accesses
-                .as_ref()
-                .map_or(0, |s| s.stale_writes),
-            stale_reads: results.stale_reads_accepted,
-            grants_under_live_lease: overlaps.map_or(0, |o| o.granted_under_live_lease),
-            token_violations: results
-                .token_violations
-                .as_ref()
-                .map_or(0, |t| t.reused + t.went_backwards),
-            jams: results.liveness.as_ref().map_or(0, |l| l.jams.len()),
-        }
-    }
-
-    fn add(&mut self, other: Counts) {
-        self.overlaps += other.overlaps;
-        self.stale_writes += other.stale_writes;
-        self.stale_reads += other.stale_reads;
-        self.grants_under_live_lease += other.grants_under_live_lease;
-        self.token_violations += other.token_violations;
-        self.jams += other.jams;
-    }
-}
 
 /// Whether a cell met what it was expected to show (comparisons with expectations).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,14 +4,15 @@
 //! the checkers themselves only ever see a consistent model.
 
 mod builder;
+pub mod server_lease;
 mod values;
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::lease_claims::{Contradiction, ServerLease};
 pub use builder::{build, Builder};
+pub use server_lease::{Contradiction, ServerLease};
 pub use values::decode_only;
 
 /// What the lock's own protocol promises about a lease, on the run clock (see

@@ -1,17 +1,12 @@
 //! One cell of a comparison: what its run showed, and whether that meets what the cell was
 //! expected to show.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
-use lockpick_checkers::story::Story;
-use lockpick_checkers::{Results, Validity};
 use serde::{Deserialize, Serialize};
 
-use super::matrix::{CellExpectation, Expectation};
+pub use super::judgement::{judge, Figures, Judgement};
+use super::judgement::{judge_told, Form, State};
+use super::matrix::CellExpectation;
 use super::repeats::{judge_repeats, tally, Repeat};
-use super::state::State;
-use crate::summary_md::Counts;
 
 /// Which cell: a lock under a nemesis (several joined by `+`) with a fencing mode.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -32,107 +27,6 @@ impl std::fmt::Display for CellName {
     }
 }
 
-/// What a finished cell's run showed.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Figures {
-    pub verdict: Validity,
-    pub counts: Counts,
-    pub acquisitions: usize,
-    pub p50_ms: Option<f64>,
-    pub p99_ms: Option<f64>,
-    pub unavailability: f64,
-    /// Why the run could not prove what it did not find.
-    pub unknown_reasons: Vec<String>,
-    /// Overlaps whose cause the history cannot decide.
-    pub undecidable: usize,
-    /// The first violation's story on one line, and the first of each kind that an expectation
-    /// names.
-    pub first_story: Option<String>,
-    pub first_stale_write: Option<String>,
-    pub first_grant_under_live_lease: Option<String>,
-    /// The same stories shortened for a comment ([`Story::shortened`]).
-    #[serde(skip)]
-    pub first_story_short: Option<String>,
-    #[serde(skip)]
-    pub first_stale_write_short: Option<String>,
-    /// What the run told beside its verdict: lease bounds a client program reported that the
-    /// server contradicts (`lease_claims`).
-    pub told: Option<String>,
-    /// What ran the servers, on one line: each service's version, and where (see
-    /// [`Figures::servers_line`]).
-    pub servers: String,
-    /// When the cell ended early at its first proven violation (`--until decided`), in
-    /// seconds on the run clock.
-    pub decided_at: Option<f64>,
-    /// The run's folder.
-    pub dir: PathBuf,
-    /// The run's command line (`lockpick run …`), word by word: what reproduces it.
-    #[serde(skip)]
-    pub command: Vec<String>,
-    pub seed: u64,
-    #[serde(serialize_with = "as_secs", deserialize_with = "from_secs")]
-    pub took: Duration,
-}
-
-fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
-}
-
-/// A shard's `took` back (`lockpick merge`): a negative, huge or odd number is refused.
-fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-    let secs = f64::deserialize(d)?;
-    Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
-}
-
-impl Figures {
-    /// The servers as the run's setup line records them: `redis 7.0.15, netns`; with the
-    /// program when `--server-bin` chose it (`redis 7.0.15 /opt/redis-server, netns`), with the
-    /// image in the Docker runtime (`redis 7.4.1, docker redis:7.4`).
-    pub fn servers_line(setup: &serde_json::Value, show_programs: bool) -> String {
-        let mut words: Vec<String> = Vec::new();
-        if let Some(versions) = setup["server_versions"].as_object() {
-            for (service, version) in versions {
-                let mut word = format!("{service} {}", version.as_str().unwrap_or("?"));
-                if let Some(program) = setup["server_bins"][service].as_str() {
-                    if show_programs {
-                        word = format!("{word} {program}");
-                    }
-                }
-                words.push(word);
-            }
-        }
-        let mut runtime = setup["runtime"].as_str().unwrap_or("netns").to_string();
-        if let Some(image) = setup["runtime_facts"]["server_image"].as_str() {
-            runtime = format!("{runtime} {image}");
-        }
-        words.push(runtime);
-        words.join(", ")
-    }
-
-    /// The parts of a run's results a comparison shows and judges.
-    pub fn story_of<'a>(results: &'a Results, kinds: &[&str]) -> Option<&'a Story> {
-        results
-            .stories
-            .iter()
-            .find(|s| kinds.iter().any(|k| s.kind == *k))
-    }
-
-    pub fn first_grant_story(results: &Results) -> Option<String> {
-        let overlaps = results.overlapping_holders.as_ref()?;
-        let first = overlaps.overlaps.iter().find(|o| {
-            o.cause == lockpick_checkers::overlap_cause::OverlapCause::GrantedUnderLiveLease
-        })?;
-        Some(format!(
-            "client {} was granted the lock at {} while client {}'s lease was live: {}",
-            first.second.process,
-            lockpick_checkers::story::seconds(first.second.start),
-            first.first.process,
-            first.why
-        ))
-    }
-}
-
 /// How a cell ended.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
@@ -144,38 +38,6 @@ pub enum Outcome {
     },
     /// The comparison was interrupted before this cell ended.
     NotRun,
-}
-
-/// Whether what a cell showed meets what it was expected to show.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "judgement", content = "why", rename_all = "kebab-case")]
-pub enum Judgement {
-    Holds,
-    /// Shown false, with the evidence in one line.
-    Broken(String),
-    /// Neither shown nor refuted: the run could not give the proof the expectation needs.
-    Unproven(String),
-    /// Nothing to judge: the cell did not run (n/a, or interrupted).
-    NotJudged,
-}
-
-impl Judgement {
-    pub(super) fn rank(&self) -> u8 {
-        match self {
-            Judgement::NotJudged | Judgement::Holds => 0,
-            Judgement::Unproven(_) => 1,
-            Judgement::Broken(_) => 2,
-        }
-    }
-
-    /// The worse of two judgements.
-    pub fn and(self, other: Judgement) -> Judgement {
-        if other.rank() > self.rank() {
-            other
-        } else {
-            self
-        }
-    }
 }
 
 /// One cell, ready for every output.
@@ -279,90 +141,6 @@ impl Cell {
             (Judgement::NotJudged, Outcome::NotRun) => State::NotRun,
             (Judgement::NotJudged, _) => State::NotApplicable,
         }
-    }
-}
-
-/// Which form of a story a judgement quotes.
-#[derive(Clone, Copy)]
-enum Form {
-    Full,
-    Short,
-}
-
-/// One expectation against one run.
-pub fn judge(expectation: Expectation, f: &Figures) -> Judgement {
-    judge_told(expectation, f, Form::Full)
-}
-
-fn judge_told(expectation: Expectation, f: &Figures, form: Form) -> Judgement {
-    let told = |full: &Option<String>, short: &Option<String>| {
-        let story = match form {
-            Form::Full => full,
-            Form::Short => short.as_ref().map_or(full, |_| short),
-        };
-        story
-            .clone()
-            .unwrap_or_else(|| "no story recorded".to_string())
-    };
-    let not_proven = || {
-        let reasons = if f.unknown_reasons.is_empty() {
-            "the run is unknown".to_string()
-        } else {
-            f.unknown_reasons.join("; ")
-        };
-        Judgement::Unproven(format!("expected {expectation}, not proven: {reasons}"))
-    };
-    match expectation {
-        Expectation::Valid => match f.verdict {
-            Validity::Valid => Judgement::Holds,
-            Validity::Invalid => Judgement::Broken(format!(
-                "expected valid, found invalid: {}",
-                told(&f.first_story, &f.first_story_short)
-            )),
-            Validity::Unknown => not_proven(),
-        },
-        Expectation::Invalid => match f.verdict {
-            Validity::Invalid => Judgement::Holds,
-            Validity::Valid => Judgement::Broken(
-                "expected invalid (known unsafe), found valid: the run did not show the \
-                 violation (a longer run, or other knobs, may)"
-                    .to_string(),
-            ),
-            Validity::Unknown => not_proven(),
-        },
-        Expectation::NoStaleWriteAccepted if f.counts.stale_writes > 0 => {
-            Judgement::Broken(format!(
-                "expected no stale write accepted, found {} accepted: {}",
-                f.counts.stale_writes,
-                told(&f.first_stale_write, &f.first_stale_write_short)
-            ))
-        }
-        Expectation::NoGrantUnderLiveLease if f.counts.grants_under_live_lease > 0 => {
-            Judgement::Broken(format!(
-                "expected no grant under a live lease, found {}: {}",
-                f.counts.grants_under_live_lease,
-                told(&f.first_grant_under_live_lease, &None)
-            ))
-        }
-        Expectation::NoGrantUnderLiveLease if f.undecidable > 0 => Judgement::Unproven(format!(
-            "expected no grant under a live lease, not proven: {} overlap(s) of undecidable cause",
-            f.undecidable
-        )),
-        Expectation::Recovers if f.counts.jams > 0 => Judgement::Broken(format!(
-            "expected the lock to recover, found it jammed {} time(s): refused to everyone while \
-             certainly free (the jam's story is in the cell's report)",
-            f.counts.jams
-        )),
-        Expectation::NoStaleWriteAccepted
-        | Expectation::NoGrantUnderLiveLease
-        | Expectation::Recovers
-            if !f.unknown_reasons.is_empty() =>
-        {
-            not_proven()
-        }
-        Expectation::NoStaleWriteAccepted
-        | Expectation::NoGrantUnderLiveLease
-        | Expectation::Recovers => Judgement::Holds,
     }
 }
 

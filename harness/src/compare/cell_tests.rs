@@ -1,4 +1,11 @@
+use std::path::PathBuf;
+use std::time::Duration;
+
+use lockpick_checkers::Validity;
+
 use super::*;
+use crate::compare::matrix::Expectation;
+use crate::summary_md::Counts;
 
 fn figures(verdict: Validity, counts: Counts) -> Figures {
     Figures {

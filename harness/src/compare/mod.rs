@@ -13,6 +13,7 @@
 //! every cell is expected valid, so a comparison exits as a run does.
 
 pub mod cell;
+mod judgement;
 mod junit;
 pub mod links;
 mod listing;

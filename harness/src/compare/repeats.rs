@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use lockpick_checkers::Validity;
 use serde::Serialize;
 
-use super::cell::{judge, Figures, Judgement};
+use super::judgement::{judge, Figures, Judgement};
 use super::matrix::{CellExpectation, Expectation};
 
 /// One repeat of a cell: its seed, what it showed, and its run's folder.

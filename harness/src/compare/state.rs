@@ -2,42 +2,7 @@
 //! page title, the summary's heading and the JUnit report all say, in the same terms.
 
 use super::cell::Cell;
-
-/// Where a cell stands against its expectation, the way a reviewer sorts them: broken first
-/// (it fails the gate), then not proven, then held (whatever the verdict: a known-unsafe cell
-/// that showed its violation holds), then the cells that did not run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum State {
-    Broken,
-    NotProven,
-    Held,
-    NotApplicable,
-    NotRun,
-}
-
-impl State {
-    /// The state in a few words.
-    pub fn words(self) -> &'static str {
-        match self {
-            State::Broken => "broken",
-            State::NotProven => "not proven",
-            State::Held => "held",
-            State::NotApplicable => "n/a",
-            State::NotRun => "not run",
-        }
-    }
-
-    /// Its CSS class in `compare.html`.
-    pub fn class(self) -> &'static str {
-        match self {
-            State::Broken => "broken",
-            State::NotProven => "not-proven",
-            State::Held => "held",
-            State::NotApplicable => "na",
-            State::NotRun => "not-run",
-        }
-    }
-}
+pub use super::judgement::State;
 
 /// How many cells stand where, and what that makes of the gate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -8,6 +8,8 @@ use serde::Serialize;
 
 mod derived;
 mod duration;
+mod runtime_choice;
+pub mod server_bin;
 
 pub use crate::bad_input::{bad, BadInput};
 pub use duration::parse_duration;
@@ -15,7 +17,7 @@ pub use duration::parse_duration;
 use crate::cli::{Fencing, PartitionMode, RunArgs, Until};
 use crate::locks::{self, Lock};
 use crate::nemesis::{self, Needs, Nemesis};
-use crate::runtime::{self, RuntimeKind};
+use crate::runtime::RuntimeKind;
 use crate::schedule::Schedule;
 use crate::schedule_check;
 
@@ -274,7 +276,7 @@ impl RunConfig {
         let needs = nemeses
             .iter()
             .fold(Needs::default(), |needs, n| needs.union(n.needs()));
-        let chosen = runtime::choose(
+        let chosen = runtime_choice::choose(
             &args.runtime,
             &args.images,
             &args.server_bins,

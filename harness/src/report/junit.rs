@@ -8,8 +8,8 @@ use quick_junit::{
     NonSuccessKind, Property, Report, SerializeError, TestCase, TestCaseStatus, TestSuite,
 };
 
+use super::counts::Counts;
 use super::RunFacts;
-use crate::summary_md::Counts;
 
 /// The run's JUnit XML.
 pub fn junit(results: &Results, facts: &RunFacts) -> Result<String, SerializeError> {

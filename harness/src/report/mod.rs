@@ -12,6 +12,7 @@
 //! (durations as people say them), `junit` and `index`. One stylesheet, [`STYLE`], serves the report, the index
 //! and `compare.html`. The page stays under 2 MB at any history length (`size_tests`).
 
+pub mod counts;
 mod facts;
 mod headline;
 mod history_facts;

@@ -42,11 +42,10 @@ const PATH: &[&str] = &[
     "/bin",
 ];
 
-/// The server image a service runs from unless `--image` says otherwise (its catalogue entry's).
+/// The server image a service runs from unless `--image` says otherwise: the one
+/// `docker/build-images` builds from `docker/<service>/`.
 pub fn default_image(service: &str) -> String {
-    crate::service::catalogue::find(service)
-        .map(|entry| entry.default_image())
-        .unwrap_or_else(|| format!("lockpick/{service}:bookworm"))
+    format!("lockpick/{service}:bookworm")
 }
 
 /// The catalogue entry: `--runtime docker`.

@@ -6,7 +6,6 @@
 
 pub mod docker;
 pub mod netns;
-pub mod server_bin;
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -14,9 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Result;
-
-use crate::bad_input::bad;
-use crate::service::catalogue;
 
 /// The node the protected resource runs on.
 pub const RESOURCE_NODE: &str = "resource";
@@ -127,56 +123,6 @@ pub fn find(name: &str) -> Option<&'static dyn RuntimeKind> {
 
 pub fn names() -> Vec<&'static str> {
     RUNTIMES.iter().map(|r| r.name()).collect()
-}
-
-/// Where a run's nodes live and which servers they run.
-pub struct RuntimeChoice {
-    pub kind: &'static dyn RuntimeKind,
-    /// `--image`: server images by service.
-    pub images: BTreeMap<String, String>,
-    /// `--server-bin`: server programs by service.
-    pub server_bins: BTreeMap<String, PathBuf>,
-}
-
-/// `--runtime`, `--image` and `--server-bin`, checked against the machine: a runtime that
-/// cannot work here (no Docker engine, a missing image) stops the run before anything is
-/// created.
-pub fn choose(
-    name: &str,
-    image_flags: &[String],
-    server_bin_flags: &[String],
-    service: &str,
-    server_clock: bool,
-) -> Result<RuntimeChoice> {
-    let kind = find(name).ok_or_else(|| {
-        bad(format!(
-            "--runtime {name} is not a runtime lockpick knows: use one of {}",
-            names().join(", ")
-        ))
-    })?;
-    let mut images = BTreeMap::new();
-    for word in image_flags {
-        let Some((service, image)) = word.split_once('=').filter(|(s, i)| {
-            catalogue::find(s).is_some() && !i.is_empty() && !i.contains(char::is_whitespace)
-        }) else {
-            return Err(bad(format!(
-                "--image {word} must be service=image with a service among {} (e.g. \
-                 redis=redis:7.4)",
-                catalogue::names().join(", ")
-            )));
-        };
-        images.insert(service.to_string(), image.to_string());
-    }
-    // Before the machine is asked: a flag this runtime cannot take is the line to show.
-    let server_bins = server_bin::choose(kind, server_bin_flags)?;
-    if let Some(why) = kind.unavailable(service, &images, server_clock) {
-        return Err(bad(why));
-    }
-    Ok(RuntimeChoice {
-        kind,
-        images,
-        server_bins,
-    })
 }
 
 impl std::fmt::Debug for dyn RuntimeKind {

@@ -1,6 +1,5 @@
 //! The catalogue of lock services: one self-describing entry per service (the servers a lock
-//! runs on), consulted by the runtimes (`--image`, the default image), `--server-bin`, the exec
-//! locks and the clock nemeses. A lock names its service's entry; nothing else matches on a
+//! runs on), consulted by `--image`, `--server-bin`, the exec locks and the clock nemeses. A lock names its service's entry; nothing else matches on a
 //! service's name.
 //!
 //! Adding a service: its file in `service/` with its [`ServiceEntry`] and its [`LockService`],
@@ -35,14 +34,6 @@ pub struct ServiceEntry {
     pub server_bin: ServerBinForm,
     /// Whether its servers' clocks can be moved (and why not): clock nemeses consult it.
     pub server_clock: Support,
-}
-
-impl ServiceEntry {
-    /// The image the Docker runtime runs its servers from unless `--image` says otherwise (built
-    /// by `docker/build-images` from `docker/<name>/`).
-    pub fn default_image(&self) -> String {
-        format!("lockpick/{}:bookworm", self.name)
-    }
 }
 
 /// Every service lockpick runs, in the order error messages list them.

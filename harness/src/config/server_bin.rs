@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::RuntimeKind;
 use crate::bad_input::bad;
+use crate::runtime::RuntimeKind;
 use crate::service::catalogue::{self, ServerBinForm, ServiceEntry};
 
 /// Reads every `--server-bin` word into a path by service, refusing an unknown service, a path
