@@ -32,6 +32,16 @@ fn a_frozen_holder_outlives_its_lease_row_and_the_grant_counter_fences_it() {
         "{}",
         r.stdout
     );
+    // Every grant's lease ends by the database's count, a TTL after the answer, not before.
+    for grant in r
+        .history()
+        .into_iter()
+        .filter(|op| op["f"] == "acquire" && op["type"] == "ok")
+    {
+        let answered = grant["time"].as_u64().unwrap();
+        let ends = grant["value"]["lease"]["expires_by"].as_u64().unwrap();
+        assert!(ends >= answered + 900_000_000, "{grant}");
+    }
     assert_nothing_left(&r);
     let fenced = run_line(&format!("{line} --fencing on"));
     assert_eq!(fenced.stale("stale_writes"), 0, "{}", fenced.stdout);
@@ -111,13 +121,14 @@ fn a_jumped_database_clock_ends_lease_rows_early_and_leaves_sessions_alone() {
         jumps.iter().any(|j| j["value"]["effective"] == true),
         "no jump read back from clock_timestamp(): {jumps:?}"
     );
+    // The jump ends a live holder's row early: never the holder's doing (on a busy machine
+    // the grant may come too close to tell, so "not decidable" is allowed too).
+    assert!(r.overlaps() > 0, "{}", r.stdout);
     let overlaps = r.results["overlapping_holders"]["overlaps"]
         .as_array()
         .unwrap();
     assert!(
-        overlaps
-            .iter()
-            .any(|o| o["cause"] == "granted-under-live-lease"),
+        !overlaps.iter().any(|o| o["cause"] == "outlived-lease"),
         "{}",
         r.stdout
     );
@@ -144,8 +155,9 @@ fn a_cut_off_advisory_holder_loses_its_session_while_it_works() {
 #[test]
 fn a_restarted_server_frees_an_advisory_lock_under_its_holder() {
     // A restart ends every session: the next client is granted the lock while the holder works
-    // on (invalid in 2 of 3 seeds measured; at most two runs here).
-    let line = "--lock postgres-advisory --nemesis kill-node --time-limit 10s";
+    // on. Holders work 4 s, longer than a restart takes on a busy machine, so that one is still
+    // working when the server is back (at most two runs here).
+    let line = "--lock postgres-advisory --nemesis kill-node --work 4s --time-limit 15s";
     let mut r = run_line(&format!("{line} --seed 5"));
     if r.code != 1 {
         r = run_line(&format!("{line} --seed 6"));

@@ -47,7 +47,9 @@ impl ServerCheck {
             ms if ms >= 0 => Some(ServerLease {
                 asked_at,
                 remaining_ms: Some(ms as u64),
-                ended_by: Some(redis_node::expires_by(asked_at, ms as u64)),
+                // PTTL truncates to whole ms, and Redis keeps a key until its ms clock has
+                // passed the expiry: up to 1 ms more than the count.
+                ended_by: Some(redis_node::expires_by(asked_at, (ms as u64 + 1) * 1_000)),
             }),
             _ => None,
         }

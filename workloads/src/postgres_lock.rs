@@ -115,7 +115,7 @@ pub struct LeaseLock {
 }
 
 /// `UPDATE`s of the lease row; each returns the token and the ms the lease has left by the
-/// database's clock.
+/// database's clock, rounded up (`expires_by` takes µs).
 const TAKE: &str = "UPDATE lockpick_leases SET holder = $2, token = token + 1, \
      expires_at = clock_timestamp() + $3::float8 * interval '1 millisecond' \
      WHERE name = $1 AND (holder IS NULL OR expires_at <= clock_timestamp()) \
@@ -170,7 +170,7 @@ fn renew(
         Outcome::Ok(rows) => match token_and_remaining(&rows) {
             Some((_, remaining)) => Renewed::Extended(Lease {
                 live_until: invoke + ttl.as_nanos() as u64,
-                expires_by: Some(expires_by(clock.now(), remaining.max(0) as u64)),
+                expires_by: Some(expires_by(clock.now(), remaining.max(0) as u64 * 1_000)),
             }),
             None => Renewed::Lost,
         },
@@ -200,7 +200,10 @@ impl LockClient for LeaseLock {
         // Live for the TTL from the request's sending; ended by the database's own count.
         let lease = Lease {
             live_until: invoke + self.ttl.as_nanos() as u64,
-            expires_by: Some(expires_by(self.clock.now(), remaining.max(0) as u64)),
+            expires_by: Some(expires_by(
+                self.clock.now(),
+                remaining.max(0) as u64 * 1_000,
+            )),
         };
         let (renewer, name, handle) = (Arc::clone(&self.renewer), self.name.clone(), holder);
         let (ttl, clock) = (self.ttl, self.clock);
