@@ -1,7 +1,8 @@
 //! `postgres-advisory`: `pg_try_advisory_lock` on a PostgreSQL session of the client's own. The
 //! session is the lease: no token, and nothing bounds how long a session outlives a frozen
-//! client (its kernel keeps the connection alive); a cut-off client's session ends when the
-//! server's TCP keepalives give up on it, and its lock with it, while the client works on.
+//! client (its kernel keeps the connection alive); a cut-off client's session ends if the
+//! server's TCP keepalives give up on it, and its lock with it, while the client works on; a
+//! restarted server has no sessions at all.
 
 use std::time::Duration;
 

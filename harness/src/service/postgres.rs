@@ -4,9 +4,10 @@
 //! PostgreSQL refuses to run as root, so `initdb` and the server run as Debian's `postgres`
 //! user (through `setpriv`, which execs the server in place: the pid the run signals is the
 //! postmaster's). Its backends are its children, each leading a process group of its own, which
-//! is why pauses and kills of a server reach its descendants (see `freezer`). The server ends a
-//! session whose client is gone within about 3 s (TCP keepalives of 1 s, 2 probes): that is how
-//! a cut-off client's advisory lock ends.
+//! is why pauses and kills of a server reach its descendants (see `freezer`). TCP keepalives of
+//! 1 s, 2 probes let the server end the session of a client that is gone in seconds rather than
+//! hours (a cut-off client's advisory lock ends with it), though measured here an idle session
+//! sometimes outlived a 6 s partition.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
