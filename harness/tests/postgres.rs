@@ -156,3 +156,47 @@ fn a_restarted_server_frees_an_advisory_lock_under_its_holder() {
     assert!(r.overlaps() > 0, "{}", r.stdout);
     assert_nothing_left(&r);
 }
+
+#[test]
+fn a_killed_clients_open_operation_is_dated_at_its_kill_not_when_its_stream_closed() {
+    // Measured: a killed advisory holder's open write was completed as `info` when the harness
+    // saw its stream close, 1 ms after the server had freed its lock and granted it again: the
+    // dead holder's hold then overlapped that correct grant (INVALID, "not decidable").
+    // Clients that barely work are nearly always in an operation, so every kill leaves one open.
+    let r = run_line(
+        "--lock postgres-advisory --nemesis kill-client --clients 2 --work 1ms \
+         --fault-duration 200ms --fault-interval 100ms --time-limit 10s --seed 7",
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let history = r.history();
+    let kills = fault_starts(&r, "kill");
+    let mut dated = 0;
+    for (i, op) in history.iter().enumerate() {
+        let abandoned = op["type"] == "info"
+            && op["value"]["error"] == "the client process ended before this operation completed";
+        if !abandoned {
+            continue;
+        }
+        let target = format!("client {}", op["process"]);
+        let killed_at = kills
+            .iter()
+            .filter(|k| k["value"]["targets"][0] == target.as_str())
+            .map(|k| k["time"].as_u64().unwrap())
+            .max();
+        let last_line = history[..i]
+            .iter()
+            .filter(|o| o["process"] == op["process"])
+            .map(|o| o["time"].as_u64().unwrap())
+            .max()
+            .unwrap();
+        let earliest_death = killed_at.map_or(last_line, |k| k.max(last_line));
+        assert_eq!(op["time"].as_u64().unwrap(), earliest_death, "{op}");
+        dated += 1;
+    }
+    assert!(
+        dated > 0,
+        "none of {} kills left an operation open",
+        kills.len()
+    );
+    assert_nothing_left(&r);
+}

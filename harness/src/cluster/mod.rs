@@ -85,6 +85,9 @@ pub struct Cluster {
     slots: BTreeMap<String, u64>,
     /// How many open pauses hold each server.
     frozen_servers: BTreeMap<String, usize>,
+    /// When the harness killed each client it killed (ns since the run began, read before the
+    /// kill): its death is no earlier.
+    killed_clients: BTreeMap<u64, u64>,
     network: network::NetworkState,
     clocks: clock::ClockState,
     next_process: u64,
@@ -119,6 +122,7 @@ impl Cluster {
             launches: parts.launches,
             slots: BTreeMap::new(),
             frozen_servers: BTreeMap::new(),
+            killed_clients: BTreeMap::new(),
             network: Default::default(),
             clocks: Default::default(),
             next_process: 0,
@@ -224,10 +228,17 @@ impl Cluster {
         }
     }
 
-    /// Kills a client process at once; `None` if it was not running, else whether it is gone.
-    pub fn kill_client(&mut self, process: u64) -> Option<bool> {
+    /// Kills a client process at once, `now` being read before the kill; `None` if it was not
+    /// running, else whether it is gone.
+    pub fn kill_client(&mut self, process: u64, now: u64) -> Option<bool> {
         let pid = self.children.kill(&Role::Client(process))?;
+        self.killed_clients.insert(process, now);
         Some(!std::path::Path::new(&format!("/proc/{pid}")).exists())
+    }
+
+    /// When the harness killed this client, if it did (read before the kill).
+    pub fn killed_at(&self, process: u64) -> Option<u64> {
+        self.killed_clients.get(&process).copied()
     }
 
     /// Freezes a server. Pauses stack, and a pause of a server that is down (killed) holds it

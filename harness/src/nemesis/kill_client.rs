@@ -43,7 +43,7 @@ impl Nemesis for KillClient {
         let Some((slot, process)) = ctx.window_client(window) else {
             return Ok(None);
         };
-        let Some(gone) = ctx.cluster.kill_client(process) else {
+        let Some(gone) = ctx.cluster.kill_client(process, ctx.now) else {
             return Ok(None);
         };
         let target = format!("client {process}");

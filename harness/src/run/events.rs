@@ -296,7 +296,9 @@ impl Workload {
             Event::Opened(Role::Client(_)) => self.open_clients += 1,
             Event::Closed(Role::Client(p)) => {
                 self.open_clients = self.open_clients.saturating_sub(1);
-                if let Some(Abandoned(op)) = self.follower.abandoned(p, self.clock.now()) {
+                let killed_at = self.cluster.killed_at(p);
+                if let Some(Abandoned(op)) = self.follower.abandoned(p, killed_at, self.clock.now())
+                {
                     self.log.append(op)?;
                 }
             }
