@@ -100,16 +100,70 @@ fn granted(answers: &[Outcome<Option<u64>>]) -> Vec<Outcome<bool>> {
         .collect()
 }
 
-/// When our keys have certainly expired on every node that set them, by each server's own count
-/// of the time left (nodes that never answered are judged apart, by `maybe_late`).
-fn expiry_of(answers: &[Outcome<Option<u64>>], completion: u64) -> Option<u64> {
-    answers
-        .iter()
-        .filter_map(|a| match a {
-            Outcome::Ok(Some(remaining)) => Some(expires_by(completion, *remaining)),
-            _ => None,
-        })
-        .max()
+/// Each node's answer, its count of our key's remaining time turned into the moment it is
+/// certainly gone, timed as that node answered: a slow node does not loosen the others.
+fn gone_by_as_answered(answer: Outcome<Option<u64>>, clock: RunClock) -> Outcome<Option<u64>> {
+    match answer {
+        Outcome::Ok(remaining) => Outcome::Ok(remaining.map(|us| expires_by(clock.now(), us))),
+        other => other,
+    }
+}
+
+/// What each node can hold of one grant's key: by when it is certainly gone there (`None`: it
+/// does not hold it), and the nodes that may still apply one of the grant's requests later
+/// (`maybe_late`), which may hold it at any time.
+pub struct NodeLeases {
+    gone_by: Vec<Option<u64>>,
+    maybe_late: BTreeSet<usize>,
+}
+
+impl NodeLeases {
+    pub fn new(nodes: usize) -> NodeLeases {
+        NodeLeases {
+            gone_by: vec![None; nodes],
+            maybe_late: BTreeSet::new(),
+        }
+    }
+
+    /// One round of sets or extensions, as `gone_by_as_answered` gives them. A node that
+    /// refused the request keeps what it had.
+    pub fn record(&mut self, answers: &[Outcome<Option<u64>>]) {
+        for (i, answer) in answers.iter().enumerate() {
+            match answer {
+                Outcome::Ok(gone_by) => self.gone_by[i] = *gone_by,
+                Outcome::Fail(_) => {}
+                Outcome::Info(_) => {
+                    self.maybe_late.insert(i);
+                }
+            }
+        }
+    }
+
+    /// The moment by which fewer than a quorum of the nodes can still hold the key: the
+    /// quorum-th latest of their expiries, a node that may apply a request late counting as
+    /// holding it for ever (`None` when a quorum may). A Redlock lease is held only on a
+    /// quorum, so it has ended then. When fewer than a quorum hold it at all, the latest
+    /// (`None` when none does: such a round lost the lock, and its answer says so).
+    pub fn expires_by(&self) -> Option<u64> {
+        let mut ends: Vec<Option<u64>> = (0..self.gone_by.len())
+            .filter_map(|i| {
+                if self.maybe_late.contains(&i) {
+                    Some(None)
+                } else {
+                    self.gone_by[i].map(Some)
+                }
+            })
+            .collect();
+        // Latest first, "for ever" before every moment.
+        ends.sort_unstable_by(|a, b| match (a, b) {
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (Some(a), Some(b)) => b.cmp(a),
+        });
+        let q = quorum(self.gone_by.len());
+        ends.get(q - 1).or(ends.first()).copied().flatten()
+    }
 }
 
 /// The nodes whose request's outcome is unknown: they may apply it at any later moment.
@@ -164,8 +218,9 @@ impl LockClient for Redlock {
         let (key, ttl) = (self.key.clone(), self.ttl);
         let invoke = self.run_clock.now();
         let start = self.clock.now_ms();
+        let run_clock = self.run_clock;
         let answers = on_every_node(&mut self.nodes, |node| {
-            node.set_if_absent(&key, &value, ttl)
+            gone_by_as_answered(node.set_if_absent(&key, &value, ttl), run_clock)
         });
         let outcomes = granted(&answers);
         let elapsed = self.clock.now_ms() - start;
@@ -180,12 +235,10 @@ impl LockClient for Redlock {
             .collect();
         let quorum = quorum(self.nodes.len());
         if granted_by.len() >= quorum && validity > 0 {
-            let mut maybe_late: BTreeSet<usize> = unanswered(&outcomes).collect();
+            let mut leases = NodeLeases::new(self.nodes.len());
+            leases.record(&answers);
             let mut lease = Lease::set_between(invoke, completion, ttl, drift(ttl), drift(ttl));
-            lease.expires_by = expiry_of(&answers, completion);
-            if maybe_late.len() >= quorum {
-                lease.expires_by = None;
-            }
+            lease.expires_by = leases.expires_by();
             let (renewers, handle, clock) =
                 (Arc::clone(&self.renewers), value.clone(), self.run_clock);
             self.watchdog = Some(Watchdog::start(
@@ -197,13 +250,15 @@ impl LockClient for Redlock {
                 move || {
                     let mut nodes = renewers.lock().unwrap_or_else(|e| e.into_inner());
                     let invoke = clock.now();
-                    let answers =
-                        on_every_node(&mut nodes, |node| node.extend_if_equal(&key, &handle, ttl));
+                    let answers = on_every_node(&mut nodes, |node| {
+                        gone_by_as_answered(node.extend_if_equal(&key, &handle, ttl), clock)
+                    });
                     let completion = clock.now();
                     let mut bounds =
                         Lease::set_between(invoke, completion, ttl, drift(ttl), drift(ttl));
-                    bounds.expires_by = expiry_of(&answers, completion);
-                    judge_extension(&granted(&answers), &mut maybe_late, bounds)
+                    leases.record(&answers);
+                    bounds.expires_by = leases.expires_by();
+                    judge_extension(&granted(&answers), &mut leases.maybe_late, bounds)
                 },
             ));
             return Outcome::Ok(Grant {
@@ -273,6 +328,50 @@ mod tests {
                 _ => Outcome::Info("timed out".into()),
             })
             .collect()
+    }
+
+    fn answers(text: &str, gone_by: &[u64]) -> Vec<Outcome<Option<u64>>> {
+        text.chars()
+            .zip(gone_by)
+            .map(|(c, t)| match c {
+                'y' => Outcome::Ok(Some(*t)),
+                'n' => Outcome::Ok(None),
+                'f' => Outcome::Fail("refused".into()),
+                _ => Outcome::Info("timed out".into()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_lease_ends_when_fewer_than_a_quorum_can_hold_its_key() {
+        let mut leases = NodeLeases::new(5);
+        leases.record(&answers("yyyyn", &[50, 10, 40, 20, 90]));
+        // After 20, only the nodes gone by 40 and 50 can hold it: fewer than three.
+        assert_eq!(leases.expires_by(), Some(20));
+        // A node that may apply a request late counts as holding it for ever.
+        leases.record(&answers("yyyiy", &[50, 10, 40, 0, 90]));
+        assert_eq!(leases.expires_by(), Some(50));
+    }
+
+    #[test]
+    fn a_refusing_node_keeps_what_it_had_and_a_late_quorum_unbounds_the_lease() {
+        let mut leases = NodeLeases::new(3);
+        leases.record(&answers("yyn", &[30, 20, 0]));
+        assert_eq!(leases.expires_by(), Some(20));
+        // The refused extension left node 1's key as it was; node 0 extended.
+        leases.record(&answers("yfn", &[60, 0, 0]));
+        assert_eq!(leases.expires_by(), Some(20));
+        leases.record(&answers("iin", &[0, 0, 0]));
+        assert_eq!(leases.expires_by(), None);
+    }
+
+    #[test]
+    fn fewer_holders_than_a_quorum_end_by_the_latest() {
+        let mut leases = NodeLeases::new(5);
+        leases.record(&answers("ynnyn", &[30, 0, 0, 70, 0]));
+        assert_eq!(leases.expires_by(), Some(70));
+        leases.record(&answers("nnnnn", &[0, 0, 0, 0, 0]));
+        assert_eq!(leases.expires_by(), None);
     }
 
     #[test]
