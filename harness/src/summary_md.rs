@@ -17,6 +17,7 @@ use lockpick_checkers::{Results, Validity};
 use crate::config::RunConfig;
 
 pub use crate::report::counts::Counts;
+use crate::report::counts::FIGURES;
 
 pub const SUMMARY: &str = "summary.md";
 
@@ -165,19 +166,13 @@ fn totals(out: &mut String, cells: &[SummaryCell]) {
     let count = |v: Option<Validity>| cells.iter().filter(|c| c.verdict == v).count();
     let _ = writeln!(
         out,
-        "\n**{} cell(s)**: {} valid, {} invalid, {} unknown, {} n/a · overlapping holders {} · \
-         stale writes accepted {} · stale reads {} · grants under a live lease {} · token \
-         violations {}",
+        "\n**{} cell(s)**: {} valid, {} invalid, {} unknown, {} n/a · {}",
         cells.len(),
         count(Some(Validity::Valid)),
         count(Some(Validity::Invalid)),
         count(Some(Validity::Unknown)),
         count(None),
-        counts.overlaps,
-        counts.stale_writes,
-        counts.stale_reads,
-        counts.grants_under_live_lease,
-        counts.token_violations
+        counts.line()
     );
     let gates: Vec<&Gate> = cells
         .iter()
@@ -247,11 +242,13 @@ fn first_violation(out: &mut String, cells: &[SummaryCell]) {
 
 /// Every cell's figures, folded away.
 fn details(out: &mut String, cells: &[SummaryCell]) {
+    let titles: Vec<&str> = FIGURES.iter().map(|f| f.title).collect();
     let _ = writeln!(
         out,
-        "\n<details><summary>Every cell</summary>\n\n| cell | verdict | expected | overlapping \
-         holders | stale writes accepted | stale reads | grants under a live lease | token violations \
-         | report |\n|---|---|---|---|---|---|---|---|---|"
+        "\n<details><summary>Every cell</summary>\n\n| cell | verdict | expected | {} | report \
+         |\n|---|---|---|{}---|",
+        titles.join(" | "),
+        "---|".repeat(titles.len())
     );
     for c in cells {
         let verdict = match (&c.na_reason, c.verdict) {
@@ -266,16 +263,12 @@ fn details(out: &mut String, cells: &[SummaryCell]) {
             .report
             .as_ref()
             .map_or("-".to_string(), |r| format!("[report]({r})"));
-        let k = c.counts;
+        let counts: Vec<String> = c.counts.figures().map(|(_, n)| n.to_string()).collect();
         let _ = writeln!(
             out,
-            "| {} | {verdict} | {expected} | {} | {} | {} | {} | {} | {report} |",
+            "| {} | {verdict} | {expected} | {} | {report} |",
             cell_name(c),
-            k.overlaps,
-            k.stale_writes,
-            k.stale_reads,
-            k.grants_under_live_lease,
-            k.token_violations
+            counts.join(" | ")
         );
     }
     out.push_str("\n</details>\n");

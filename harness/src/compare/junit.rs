@@ -101,18 +101,8 @@ fn suite(c: &Cell, seed: u64, dir: &Path) -> TestSuite {
         }
         case.set_time(f.took);
         suite.set_time(f.took);
-        let k = f.counts;
-        properties.extend([
-            Property::new("overlapping holders", k.overlaps.to_string()),
-            Property::new("stale writes accepted", k.stale_writes.to_string()),
-            Property::new("stale reads", k.stale_reads.to_string()),
-            Property::new(
-                "grants under a live lease",
-                k.grants_under_live_lease.to_string(),
-            ),
-            Property::new("token violations", k.token_violations.to_string()),
-            Property::new("jams", k.jams.to_string()),
-        ]);
+        let counts = f.counts.figures();
+        properties.extend(counts.map(|(f, n)| Property::new(f.title, n.to_string())));
     }
     if let Some(path) = report_path {
         properties.push(Property::new("report", path));

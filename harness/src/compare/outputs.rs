@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::cell::{Cell, Judgement, Outcome};
 use crate::report;
+use crate::report::counts::FIGURES;
 
 pub use crate::store::{COMPARE_GRID as GRID, COMPARE_JSON as JSON, COMPARE_TABLE as TABLE};
 
@@ -44,26 +45,23 @@ pub fn report_link(from: &Path, cell: &Cell) -> Option<String> {
         .map(|f| relative(from, &f.dir.join(report::REPORT)))
 }
 
-pub const HEADER: [&str; 16] = [
-    "lock",
-    "nemesis",
-    "fencing",
-    "verdict",
-    "overlapping holders",
-    "stale writes accepted",
-    "stale reads",
-    "grants under a live lease",
-    "token violations",
-    "jams",
-    "acquisitions",
-    "acquire p50 ms",
-    "acquire p99 ms",
-    "unavailability",
-    "expected",
-    "servers",
-];
+/// The table's columns: the cell, its verdict, every count (`FIGURES`), then its timings,
+/// expectation and servers.
+pub fn header() -> Vec<&'static str> {
+    let mut header = vec!["lock", "nemesis", "fencing", "verdict"];
+    header.extend(FIGURES.iter().map(|f| f.title));
+    header.extend([
+        "acquisitions",
+        "acquire p50 ms",
+        "acquire p99 ms",
+        "unavailability",
+        "expected",
+        "servers",
+    ]);
+    header
+}
 
-/// A row of the table, one string per column of [`HEADER`].
+/// A row of the table, one string per column of [`header`].
 pub fn row(cell: &Cell) -> Vec<String> {
     let n = &cell.name;
     let mut row = vec![
@@ -73,19 +71,16 @@ pub fn row(cell: &Cell) -> Vec<String> {
         verdict_word(cell),
     ];
     match cell.figures() {
-        Some(f) => row.extend([
-            f.counts.overlaps.to_string(),
-            f.counts.stale_writes.to_string(),
-            f.counts.stale_reads.to_string(),
-            f.counts.grants_under_live_lease.to_string(),
-            f.counts.token_violations.to_string(),
-            f.counts.jams.to_string(),
-            f.acquisitions.to_string(),
-            latency(f.p50_ms),
-            latency(f.p99_ms),
-            format!("{:.0}%", f.unavailability * 100.0),
-        ]),
-        None => row.extend(std::iter::repeat_n("-".to_string(), 10)),
+        Some(f) => {
+            row.extend(f.counts.figures().map(|(_, n)| n.to_string()));
+            row.extend([
+                f.acquisitions.to_string(),
+                latency(f.p50_ms),
+                latency(f.p99_ms),
+                format!("{:.0}%", f.unavailability * 100.0),
+            ]);
+        }
+        None => row.extend(std::iter::repeat_n("-".to_string(), FIGURES.len() + 4)),
     }
     row.push(match cell.judgement {
         Judgement::NotJudged => "-".to_string(),
@@ -101,10 +96,11 @@ pub fn row(cell: &Cell) -> Vec<String> {
 
 /// `compare.md`: every cell, broken first.
 pub fn table_markdown(cells: &[Cell], seed: u64, gate: &str) -> String {
+    let header = header();
     let mut out = format!(
         "# lockpick compare: {gate} (seed {seed})\n\n| {} |\n|{}\n",
-        HEADER.join(" | "),
-        "---|".repeat(HEADER.len())
+        header.join(" | "),
+        "---|".repeat(header.len())
     );
     for cell in super::state::by_state(cells) {
         let cells: Vec<String> = row(cell)

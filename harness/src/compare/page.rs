@@ -12,7 +12,7 @@ use lockpick_checkers::Validity;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::cell::Cell;
-use super::outputs::{report_link, row, verdict_word, HEADER};
+use super::outputs::{header, report_link, row, verdict_word};
 use super::state::{by_state, State, Tally};
 use crate::report;
 
@@ -60,7 +60,7 @@ pub fn render(
                 h2 { "Every cell" }
                 div.scroll {
                     table #cells {
-                        tr { th { "state" } @for h in HEADER { th { (h) } } th { "why expected" } }
+                        tr { th { "state" } @for h in header() { th { (h) } } th { "why expected" } }
                         @for c in by_state(cells) {
                             tr class=(c.state().class()) {
                                 td.state { (c.state().words()) }
@@ -251,13 +251,7 @@ fn grid_cell(c: &Cell, dir: &Path) -> Markup {
             @match (c.figures(), report_link(dir, c)) {
                 (Some(f), Some(link)) => {
                     a href=(link) { span class=(format!("verdict {}", verdict_class(c))) { (f.verdict) } }
-                    div.counts {
-                        "overlaps " (f.counts.overlaps) " · stale writes " (f.counts.stale_writes)
-                        " · stale reads " (f.counts.stale_reads)
-                        " · grants under a live lease " (f.counts.grants_under_live_lease)
-                        " · token violations " (f.counts.token_violations)
-                        " · jams " (f.counts.jams)
-                    }
+                    div.counts { (f.counts.line()) }
                 }
                 _ => { div.verdict-word { (verdict_word(c)) } }
             }

@@ -18,6 +18,7 @@ use super::links::Links;
 use super::shrink_cells::{confirmed_words, CellShrink};
 use super::state::{by_state, State, Tally};
 use crate::report;
+use crate::report::counts::FIGURES;
 use crate::summary_md::Counts;
 
 /// The most characters a summary has.
@@ -68,12 +69,7 @@ impl Summary<'_> {
         );
         let mut counts = Counts::default();
         for f in self.cells.iter().filter_map(|c| c.figures()) {
-            counts.overlaps += f.counts.overlaps;
-            counts.stale_writes += f.counts.stale_writes;
-            counts.stale_reads += f.counts.stale_reads;
-            counts.grants_under_live_lease += f.counts.grants_under_live_lease;
-            counts.token_violations += f.counts.token_violations;
-            counts.jams += f.counts.jams;
+            counts.add(f.counts);
         }
         let verdicts = |v: Validity| {
             self.cells
@@ -83,20 +79,13 @@ impl Summary<'_> {
         };
         let _ = writeln!(
             out,
-            "**{} cells**: {}. Verdicts: {} valid, {} invalid, {} unknown · overlapping \
-             holders {} · stale writes accepted {} · stale reads {} · grants under a live lease {} \
-             · token violations {} · jams {}",
+            "**{} cells**: {}. Verdicts: {} valid, {} invalid, {} unknown · {}",
             self.cells.len(),
             tally.line(),
             verdicts(Validity::Valid),
             verdicts(Validity::Invalid),
             verdicts(Validity::Unknown),
-            counts.overlaps,
-            counts.stale_writes,
-            counts.stale_reads,
-            counts.grants_under_live_lease,
-            counts.token_violations,
-            counts.jams
+            counts.line()
         );
         for note in self.notes {
             let _ = writeln!(out, "\n{}", one_line(note));
@@ -311,11 +300,13 @@ impl Summary<'_> {
     /// Every cell, broken first, folded away; rows only while they fit.
     fn details(&self, out: &mut String, left_out: &mut Vec<String>) {
         let closing = "\n</details>\n";
+        let titles: Vec<&str> = FIGURES.iter().map(|f| f.title).collect();
         let _ = writeln!(
             out,
             "\n<details><summary>Every cell</summary>\n\n| cell | state | verdict | expected | \
-             why expected | overlapping holders | stale writes accepted | stale reads | grants \
-             under a live lease |\n|---|---|---|---|---|---|---|---|---|"
+             why expected | {} |\n|---|---|---|---|---|{}",
+            titles.join(" | "),
+            "---|".repeat(titles.len())
         );
         let cells = by_state(self.cells);
         let mut shown = 0;
@@ -328,17 +319,15 @@ impl Summary<'_> {
             };
             // Unlinked: the grid above links each report, and a row stays short.
             let name = c.name.to_string();
+            let counts: Vec<String> = k.figures().map(|(_, n)| n.to_string()).collect();
             let row = format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} |\n",
                 one_line(&name),
                 c.state().words(),
                 one_line(&verdict),
                 one_line(&c.expected),
                 one_line(c.why_expected.as_deref().unwrap_or("-")),
-                k.overlaps,
-                k.stale_writes,
-                k.stale_reads,
-                k.grants_under_live_lease
+                counts.join(" | ")
             );
             if out.len() + row.len() + closing.len() > LIMIT - RESERVE {
                 break;

@@ -1,8 +1,12 @@
-//! The counts every output shows for a run: one number per kind of violation the checkers find
-//! (summary.md, JUnit, the index, compare's table and grid).
+//! The counts every output shows for a run: one number per kind of violation the checkers find,
+//! and the figures told beside them (summary.md, JUnit, the index, compare's table, grid and
+//! summary). Outputs loop over [`FIGURES`] for their columns, totals and properties, so a new
+//! checker's count is one field of [`Counts`], one line of [`Counts::of`] (and of
+//! [`Counts::of_stored`]) and one line of [`FIGURES`]; no output names it.
 
 use lockpick_checkers::Results;
 use serde::Serialize;
+use serde_json::Value;
 
 /// The counts a summary and a comparison show for a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -17,6 +21,50 @@ pub struct Counts {
     /// Stretches in which the lock was certainly free yet refused to everyone.
     pub jams: usize,
 }
+
+/// One count as outputs show it.
+pub struct Figure {
+    /// Its column header and its name in a line of totals or a property.
+    pub title: &'static str,
+    /// Whether it counts violations that make a verdict INVALID by themselves (stale reads are
+    /// told apart; grants under a live lease are overlaps already counted).
+    pub violation: bool,
+    pub of: fn(&Counts) -> usize,
+}
+
+/// Every count, in the order outputs show them.
+pub const FIGURES: [Figure; 6] = [
+    Figure {
+        title: "overlapping holders",
+        violation: true,
+        of: |c| c.overlaps,
+    },
+    Figure {
+        title: "stale writes accepted",
+        violation: true,
+        of: |c| c.stale_writes,
+    },
+    Figure {
+        title: "stale reads",
+        violation: false,
+        of: |c| c.stale_reads,
+    },
+    Figure {
+        title: "grants under a live lease",
+        violation: false,
+        of: |c| c.grants_under_live_lease,
+    },
+    Figure {
+        title: "token violations",
+        violation: true,
+        of: |c| c.token_violations,
+    },
+    Figure {
+        title: "jams",
+        violation: true,
+        of: |c| c.jams,
+    },
+];
 
 impl Counts {
     pub fn of(results: &Results) -> Counts {
@@ -37,12 +85,86 @@ impl Counts {
         }
     }
 
-    pub(crate) fn add(&mut self, other: Counts) {
+    /// The counts of a stored `results.json` (the index reads runs of any age): a count it
+    /// lacks is 0, a list counts its entries.
+    pub fn of_stored(results: &Value) -> Counts {
+        let count = |v: &Value| match v {
+            Value::Array(a) => a.len(),
+            v => v.as_u64().map_or(0, |n| n as usize),
+        };
+        let tokens = &results["token_violations"];
+        Counts {
+            overlaps: count(&results["overlapping_holders"]["overlaps"]),
+            stale_writes: count(&results["stale_accesses"]["stale_writes"]),
+            stale_reads: count(&results["stale_reads_accepted"]),
+            grants_under_live_lease: count(
+                &results["overlapping_holders"]["granted_under_live_lease"],
+            ),
+            token_violations: count(&tokens["reused"]) + count(&tokens["went_backwards"]),
+            jams: count(&results["liveness"]["jams"]),
+        }
+    }
+
+    /// Each figure with its count, in [`FIGURES`] order.
+    pub fn figures(&self) -> impl Iterator<Item = (&'static Figure, usize)> + '_ {
+        FIGURES.iter().map(move |f| (f, (f.of)(self)))
+    }
+
+    /// "overlapping holders 3 · stale writes accepted 1 · …", every figure.
+    pub fn line(&self) -> String {
+        self.figures()
+            .map(|(f, n)| format!("{} {n}", f.title))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
+    pub fn add(&mut self, other: Counts) {
         self.overlaps += other.overlaps;
         self.stale_writes += other.stale_writes;
         self.stale_reads += other.stale_reads;
         self.grants_under_live_lease += other.grants_under_live_lease;
         self.token_violations += other.token_violations;
         self.jams += other.jams;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_count_is_a_figure_and_sums_with_add() {
+        let one = Counts {
+            overlaps: 1,
+            stale_writes: 2,
+            stale_reads: 3,
+            grants_under_live_lease: 4,
+            token_violations: 5,
+            jams: 6,
+        };
+        let mut sum = one;
+        sum.add(one);
+        let shown: Vec<usize> = sum.figures().map(|(_, n)| n).collect();
+        assert_eq!(shown, vec![2, 4, 6, 8, 10, 12]);
+        // A field left out of FIGURES or of `add` would break one of these.
+        let serialized = serde_json::to_value(one).unwrap();
+        assert_eq!(serialized.as_object().unwrap().len(), FIGURES.len());
+    }
+
+    #[test]
+    fn stored_results_give_the_same_counts() {
+        let stored = serde_json::json!({
+            "overlapping_holders": {"overlaps": [{}, {}], "granted_under_live_lease": 1},
+            "stale_accesses": {"stale_writes": 3},
+            "stale_reads_accepted": 4,
+            "token_violations": {"reused": 1, "went_backwards": 2},
+            "liveness": {"jams": [{}]},
+        });
+        let counts = Counts::of_stored(&stored);
+        assert_eq!(
+            counts.line(),
+            "overlapping holders 2 · stale writes accepted 3 · stale reads 4 · grants under a \
+             live lease 1 · token violations 3 · jams 1"
+        );
     }
 }

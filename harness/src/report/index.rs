@@ -11,6 +11,7 @@ use anyhow::Result;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
+use super::counts::{Counts, FIGURES};
 use super::{REPORT, STYLE};
 use crate::store;
 
@@ -28,9 +29,7 @@ pub struct StoredRun {
     pub nemesis: String,
     pub fencing: String,
     pub seed: Option<u64>,
-    /// Overlapping holders, stale writes accepted, stale reads, grants under a live lease, token
-    /// violations, jams.
-    pub counts: [u64; 6],
+    pub counts: Counts,
 }
 
 /// One finished comparison in the store.
@@ -46,12 +45,6 @@ pub struct StoredCompare {
     /// Expectations broken and unproven.
     pub broken: usize,
     pub unproven: usize,
-}
-
-fn count(v: &Value) -> u64 {
-    v.as_u64()
-        .or_else(|| v.as_array().map(|a| a.len() as u64))
-        .unwrap_or(0)
 }
 
 impl StoredRun {
@@ -75,15 +68,7 @@ impl StoredRun {
             },
             fencing: word(&config["fencing"]),
             seed: results["run"]["seed"].as_u64(),
-            counts: [
-                count(&results["overlapping_holders"]["overlaps"]),
-                count(&results["stale_accesses"]["stale_writes"]),
-                count(&results["stale_reads_accepted"]),
-                count(&results["overlapping_holders"]["granted_under_live_lease"]),
-                count(&results["token_violations"]["reused"])
-                    + count(&results["token_violations"]["went_backwards"]),
-                count(&results["liveness"]["jams"]),
-            ],
+            counts: Counts::of_stored(results),
         }
     }
 }
@@ -193,10 +178,8 @@ pub fn render(store: &Path, runs: &[StoredRun], compares: &[StoredCompare]) -> S
                 table {
                     tr {
                         th { "when" } th { "run" } th { "lock" } th { "nemesis" } th { "fencing" }
-                        th { "seed" } th { "verdict" } th { "overlapping holders" }
-                        th { "stale writes accepted" } th { "stale reads" }
-                        th { "grants under a live lease" } th { "token violations" }
-                        th { "jams" }
+                        th { "seed" } th { "verdict" }
+                        @for f in &FIGURES { th { (f.title) } }
                     }
                     @for run in runs {
                         tr data-lock=(run.lock) data-nemesis=(run.nemesis)
@@ -206,7 +189,7 @@ pub fn render(store: &Path, runs: &[StoredRun], compares: &[StoredCompare]) -> S
                             td { (run.lock) } td { (run.nemesis) } td { (run.fencing) }
                             td { (run.seed.map_or("-".to_string(), |s| s.to_string())) }
                             td class=(run.verdict) { (run.verdict) }
-                            @for c in run.counts { td { (c) } }
+                            @for (_, n) in run.counts.figures() { td { (n) } }
                         }
                     }
                 }
@@ -286,10 +269,8 @@ mod tests {
         assert_eq!(names, ["redis-pause-holder", "redis-none"]);
         assert_eq!(runs[0].nemesis, "pause-holder");
         assert_eq!(runs[1].nemesis, "none");
-        assert_eq!(
-            (runs[0].seed, runs[0].counts),
-            (Some(52), [2, 3, 4, 1, 3, 1])
-        );
+        let counts: Vec<usize> = runs[0].counts.figures().map(|(_, n)| n).collect();
+        assert_eq!((runs[0].seed, counts), (Some(52), vec![2, 3, 4, 1, 3, 1]));
         let page = render(store.path(), &runs, &[]);
         assert!(page.contains(r#"<a href="redis-pause-holder/20250102T000000.000Z/report.html">"#));
         assert!(page.contains(r#"<td class="invalid">invalid</td>"#));

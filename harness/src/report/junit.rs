@@ -143,17 +143,11 @@ fn verdict_case(results: &Results) -> TestCaseStatus {
         Validity::Invalid => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             let counts = Counts::of(results);
-            let jams = results.liveness.as_ref().map_or(0, |l| l.jams.len());
-            let found: Vec<String> = [
-                (counts.overlaps, "overlapping holders"),
-                (counts.stale_writes, "stale writes accepted"),
-                (counts.token_violations, "token violations"),
-                (jams, "jams (the lock refused to everyone while free)"),
-            ]
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, what)| format!("{n} {what}"))
-            .collect();
+            let found: Vec<String> = counts
+                .figures()
+                .filter(|(f, n)| f.violation && *n > 0)
+                .map(|(f, n)| format!("{n} {}", f.title))
+                .collect();
             status
                 .set_type("invalid")
                 .set_message(format!("INVALID: {}", found.join(", ")))
