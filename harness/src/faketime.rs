@@ -2,7 +2,8 @@
 //! true time plus the offset in its own timestamp file (in the run's scratch folder), which the
 //! clock nemeses rewrite. The monotonic clock is left alone, as a real clock step leaves it.
 //! Go programs (etcd) do not read the clock through libc, so this cannot reach them; and a JVM
-//! (ZooKeeper) under libfaketime ran 7 times slower here, too slow to test anything but that.
+//! (ZooKeeper) under libfaketime ran 7 times slower here, too slow to test anything but that:
+//! both have their running vDSO patched instead (`clock_shift`, `cluster/clock_vdso.rs`).
 
 use std::path::{Path, PathBuf};
 

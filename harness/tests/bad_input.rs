@@ -192,8 +192,8 @@ fn cases() -> Vec<(Vec<&'static str>, &'static str)> {
         (w("run --loss 0"), "--loss"),
         (w("run --loss 101"), "--loss"),
         // Combinations of lock and nemesis.
-        (w("run --lock etcd --nemesis clock-forward"), "--nemesis"),
-        (w("run --lock zookeeper --nemesis clock-strobe"), "--nemesis"),
+        (w("run --lock etcd --nemesis clock-forward --runtime docker"), "--nemesis"),
+        (w("run --lock zookeeper --nemesis clock-strobe --runtime docker"), "--nemesis"),
         (w("run --lock redis --nemesis partition-ring"), "--nemesis"),
         (w("run --lock redis --nemesis skew-clients"), "--nemesis"),
         (w("run --lock redis --nemesis partition-halves"), "--nemesis"),

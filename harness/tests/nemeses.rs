@@ -5,7 +5,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{fault_starts, refused, run_line, Run};
+use common::{fault_starts, run_line, Run};
 
 fn starts_and_stops_match(r: &Run) {
     let history = r.history();
@@ -35,14 +35,6 @@ fn a_clock_jump_on_the_holders_majority_breaks_redlock() {
         assert_eq!(jump["value"]["effective"], true, "{jump}");
     }
     starts_and_stops_match(&r);
-}
-
-#[test]
-fn clock_jumps_on_etcd_are_refused() {
-    for nemesis in ["clock-holder", "clock-forward", "clock-strobe"] {
-        let stderr = refused(&format!("--lock etcd --nemesis {nemesis}"));
-        assert!(stderr.contains("libfaketime"), "{stderr}");
-    }
 }
 
 #[test]

@@ -81,6 +81,7 @@ fn start_once(lock: &dyn Lock, logs: &std::path::Path) -> Result<Duration> {
         logs,
         scratch: &scratch.path,
         children: &mut children,
+        server_clock: false,
         faketime: false,
         launches: &mut std::collections::BTreeMap::new(),
         server_bin: None,

@@ -1,11 +1,13 @@
-//! The cluster's clock verbs: shift/unshift servers' clocks (libfaketime files), and
-//! skew/unskew a client's own clock (the file its `SkewableClock` reads).
+//! The cluster's clock verbs: shift/unshift servers' clocks (libfaketime files, or a patched
+//! vDSO for the services the catalogue says so of), and skew/unskew a client's own clock (the
+//! file its `SkewableClock` reads).
 //!
 //! Shifts on one server stack: its clock is off by the sum of the shifts open on it. Every
 //! change is measured through the lock service (the server's own clock, read back), and counts
 //! as effective when the measured offset is the new sum within a tolerance relative to the
-//! change (10 % of it or 50 ms, whichever is larger), so a small jump that never happened is not
-//! taken for one that did.
+//! change (10 % of it or 50 ms, whichever is larger, plus half the reading's resolution: a
+//! `Date` header has whole seconds), so a small jump that never happened is not taken for one
+//! that did. A change that could not be read back is not effective.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,18 +15,34 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use serde_json::{json, Value};
 
+use super::clock_vdso::{self, PatchedServers};
 use super::Cluster;
+use crate::children::Role;
 use crate::faketime;
+use crate::service::catalogue::ClockMover;
 
 /// One open shift of some servers' clocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClockShift(u64);
 
-#[derive(Default)]
 pub struct ClockState {
+    mover: ClockMover,
     /// Open shifts: the servers each moves and by how much (ms).
     shifts: BTreeMap<u64, (Vec<String>, i64)>,
     next: u64,
+    /// The servers whose vDSO is patched now (`ClockMover::Vdso`).
+    patched: PatchedServers,
+}
+
+impl ClockState {
+    pub fn new(mover: ClockMover) -> ClockState {
+        ClockState {
+            mover,
+            shifts: BTreeMap::new(),
+            next: 0,
+            patched: PatchedServers::default(),
+        }
+    }
 }
 
 /// What a change of a server's clock was seen to do.
@@ -34,16 +52,27 @@ pub struct ClockEvidence {
     pub expected_ms: i64,
     /// The offset read back through the service, when it could be read.
     pub measured_ms: Option<i64>,
+    /// How coarse that reading is (ms).
+    pub resolution_ms: i64,
     pub effective: Option<bool>,
+    /// Why the clock of a server could not be set, if it could not.
+    pub failure: Option<String>,
 }
 
 impl ClockEvidence {
-    fn of(expected_ms: i64, change_ms: i64, measured_ms: Option<i64>) -> ClockEvidence {
-        let tolerance = (change_ms.abs() / 10).max(50);
+    fn of(
+        expected_ms: i64,
+        change_ms: i64,
+        measured_ms: Option<i64>,
+        resolution_ms: i64,
+    ) -> ClockEvidence {
+        let tolerance = (change_ms.abs() / 10).max(50) + resolution_ms / 2;
         ClockEvidence {
             expected_ms,
             measured_ms,
+            resolution_ms,
             effective: measured_ms.map(|m| (m - expected_ms).abs() <= tolerance),
+            failure: None,
         }
     }
 
@@ -52,10 +81,22 @@ impl ClockEvidence {
         details["expected_offset_ms"] = json!(self.expected_ms);
         if let Some(measured) = self.measured_ms {
             details["measured_offset_ms"] = json!(measured);
+            if self.resolution_ms > 1 {
+                details["measured_resolution_ms"] = json!(self.resolution_ms);
+            }
         }
         if let Some(effective) = self.effective {
             details["effective"] = json!(effective);
         }
+        if let Some(failure) = &self.failure {
+            details["clock_error"] = json!(failure);
+        }
+    }
+
+    /// Adds the evidence to a fault's start record: a jump not read back is not effective.
+    pub fn describe_start(&self, details: &mut Value) {
+        self.describe(details);
+        details["effective"] = json!(self.effective == Some(true));
     }
 }
 
@@ -102,21 +143,88 @@ impl Cluster {
             .sum()
     }
 
-    /// Writes every node's total into its clock file, then measures the first node.
+    /// Sets every node's clock to its total (its clock file, or its patched vDSO), then
+    /// measures the first node.
     fn apply_clocks(&mut self, nodes: &[String], change_ms: i64) -> Result<ClockEvidence> {
+        let mut failure = None;
         for node in nodes {
-            let file = faketime::file(&self.scratch.path, node);
-            faketime::set_offset(&file, self.total_shift(node))?;
+            match self.clocks.mover {
+                ClockMover::Faketime => {
+                    let file = faketime::file(&self.scratch.path, node);
+                    faketime::set_offset(&file, self.total_shift(node))?;
+                }
+                ClockMover::Vdso => {
+                    if let Err(e) = self.patch_clock(node) {
+                        failure.get_or_insert(format!("{e:#}"));
+                    }
+                }
+            }
         }
-        let Some(first) = nodes.first() else {
-            return Ok(ClockEvidence::of(0, change_ms, None));
+        let mut evidence = self.measure(nodes.first(), change_ms);
+        evidence.failure = failure;
+        Ok(evidence)
+    }
+
+    fn measure(&self, node: Option<&String>, change_ms: i64) -> ClockEvidence {
+        let resolution = self.service.clock_resolution_ms();
+        let Some(first) = node else {
+            return ClockEvidence::of(0, change_ms, None, resolution);
         };
         let expected = self.total_shift(first);
         let measured = match self.nodes.get(first) {
             Some(node) => self.service.clock_offset_ms(self.runtime.as_ref(), node),
             None => None,
         };
-        Ok(ClockEvidence::of(expected, change_ms, measured))
+        ClockEvidence::of(expected, change_ms, measured, resolution)
+    }
+
+    /// Gives `node`'s running server (if it runs) its total shift through its vDSO, patching
+    /// it at the first shift and restoring it when none is open any more.
+    fn patch_clock(&mut self, node: &str) -> Result<()> {
+        let open = self
+            .clocks
+            .shifts
+            .values()
+            .any(|(n, _)| n.iter().any(|n| n == node));
+        if !open {
+            return self.clocks.patched.restore(node);
+        }
+        // A server that is down gets its shift when it restarts.
+        let Some(pid) = self.children.pid(&Role::Server(node.to_string())) else {
+            return Ok(());
+        };
+        let total = self.total_shift(node);
+        self.clocks.patched.set(node, pid.as_raw(), total)
+    }
+
+    /// After a restart of `node`'s server: a patched service's new process gets the shifts
+    /// still open on the node, once it runs the server's program. `None` when there are none.
+    pub(super) fn reshift_restarted(&mut self, node: &str, pid: i32) -> Option<ClockEvidence> {
+        let open = self
+            .clocks
+            .shifts
+            .values()
+            .any(|(n, _)| n.iter().any(|n| n == node));
+        if self.clocks.mover != ClockMover::Vdso || !open {
+            return None;
+        }
+        self.clocks.patched.forget(node);
+        let program = self.launches.get(node).map(|l| l.program.clone())?;
+        let result = clock_vdso::wait_for_exec(pid, &program).and_then(|()| self.patch_clock(node));
+        // The new server is not answering yet: what is recorded is what was set.
+        let mut evidence = ClockEvidence::of(self.total_shift(node), 0, None, 1);
+        evidence.failure = result.err().map(|e| format!("{e:#}"));
+        Some(evidence)
+    }
+
+    /// A killed server's patch is gone with its process.
+    pub(super) fn forget_patch(&mut self, node: &str) {
+        self.clocks.patched.forget(node);
+    }
+
+    /// Puts back every patched vDSO (teardown); returns what could not be.
+    pub(super) fn restore_clocks(&mut self) -> Vec<String> {
+        self.clocks.patched.restore_all()
     }
 
     /// The file a client node's clock skew is written to.
@@ -145,21 +253,40 @@ mod tests {
     #[test]
     fn a_small_jump_that_never_happened_is_not_effective() {
         // Asked for +100 ms on top of nothing; the clock did not move.
-        let evidence = ClockEvidence::of(100, 100, Some(2));
+        let evidence = ClockEvidence::of(100, 100, Some(2), 1);
         assert_eq!(evidence.effective, Some(false));
-        assert_eq!(ClockEvidence::of(100, 100, Some(96)).effective, Some(true));
+        assert_eq!(
+            ClockEvidence::of(100, 100, Some(96), 1).effective,
+            Some(true)
+        );
+        let mut details = json!({});
+        ClockEvidence::of(100, 100, None, 1).describe_start(&mut details);
+        assert_eq!(details["effective"], false);
     }
 
     #[test]
     fn the_tolerance_grows_with_the_jump() {
         assert_eq!(
-            ClockEvidence::of(10_000, 10_000, Some(9_100)).effective,
+            ClockEvidence::of(10_000, 10_000, Some(9_100), 1).effective,
             Some(true)
         );
         assert_eq!(
-            ClockEvidence::of(10_000, 10_000, Some(8_000)).effective,
+            ClockEvidence::of(10_000, 10_000, Some(8_000), 1).effective,
             Some(false)
         );
-        assert_eq!(ClockEvidence::of(0, 2_000, None).effective, None);
+        assert_eq!(ClockEvidence::of(0, 2_000, None, 1).effective, None);
+    }
+
+    #[test]
+    fn a_reading_in_whole_seconds_widens_the_tolerance_by_half_a_second() {
+        // A 2 s jump read from a Date header: 0.7 s either way.
+        assert_eq!(
+            ClockEvidence::of(2_000, 2_000, Some(1_400), 1_000).effective,
+            Some(true)
+        );
+        assert_eq!(
+            ClockEvidence::of(2_000, 2_000, Some(0), 1_000).effective,
+            Some(false)
+        );
     }
 }

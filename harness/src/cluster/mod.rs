@@ -6,6 +6,7 @@
 //! partitions need a blocked address).
 
 mod clock;
+mod clock_vdso;
 mod network;
 
 use std::collections::BTreeMap;
@@ -27,6 +28,7 @@ use crate::delay_proxy::DelayLink;
 use crate::freezer;
 use crate::runtime::{Node, Runtime};
 use crate::scratch::Scratch;
+use crate::service::catalogue::ClockMover;
 use crate::service::{Launch, LockService};
 
 /// How to start a client process; the parts that differ per client are added by `spawn_client`.
@@ -49,6 +51,9 @@ pub struct Restarted {
     /// The new process's state as the kernel reports it (`T` when stopped), read after the
     /// restart: evidence that the pause it inherited took hold.
     pub state: Option<char>,
+    /// The clock shift the new process was given, when shifts are open on its node and its
+    /// service's clock moves by a patched vDSO (a libfaketime server reads its file anew).
+    pub clock: Option<ClockEvidence>,
 }
 
 /// A pause of a server just ended.
@@ -110,6 +115,8 @@ pub struct Parts {
 
 impl Cluster {
     pub fn new(parts: Parts) -> Cluster {
+        let clock_mover = crate::service::catalogue::find(parts.service.name())
+            .map_or(ClockMover::Faketime, |entry| entry.clock_mover);
         Cluster {
             children: parts.children,
             resource_links: BTreeMap::new(),
@@ -124,7 +131,7 @@ impl Cluster {
             frozen_servers: BTreeMap::new(),
             killed_clients: BTreeMap::new(),
             network: Default::default(),
-            clocks: Default::default(),
+            clocks: clock::ClockState::new(clock_mover),
             next_process: 0,
             client_command: parts.client_command,
             events: Some(parts.events),
@@ -282,6 +289,7 @@ impl Cluster {
         let pid = self.children.kill(&Role::Server(name.to_string()))?;
         // libfaketime leaves its shared memory behind when its process is killed.
         crate::faketime::forget(pid);
+        self.forget_patch(name);
         Some(KilledServer {
             pid: pid.as_raw(),
             gone: !std::path::Path::new(&format!("/proc/{pid}")).exists(),
@@ -304,6 +312,7 @@ impl Cluster {
         if faked {
             crate::faketime::register(&self.scratch.path, pid)?;
         }
+        let clock = self.reshift_restarted(name, pid.as_raw());
         let frozen = self.frozen_servers.get(name).is_some_and(|n| *n > 0);
         if frozen {
             freezer::freeze(pid)?;
@@ -312,6 +321,7 @@ impl Cluster {
             pid: pid.as_raw(),
             frozen,
             state: freezer::state(pid),
+            clock,
         })
     }
 
@@ -345,11 +355,14 @@ impl Cluster {
     /// Stops every process, closes every link and removes every node. Returns what could not be
     /// removed.
     pub fn teardown(&mut self) -> Vec<String> {
+        // Servers go back to true time while they still run: nothing of ours stays in them.
+        let mut problems = self.restore_clocks();
         self.children.stop_all(Duration::from_secs(3));
         self.resource_links.clear();
         self.server_links.clear();
         self.scratch.remove();
-        self.runtime.teardown()
+        problems.extend(self.runtime.teardown());
+        problems
     }
 }
 

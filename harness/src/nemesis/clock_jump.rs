@@ -1,7 +1,9 @@
 //! Server clock jumps drawn by the schedule: `clock-forward` and `clock-backward` move a
 //! server's clock by --clock-jump for the fault's duration; `clock-strobe` flips it between that
-//! offset and true time every 100 ms. Servers run under libfaketime when a clock nemesis is
-//! configured; locks whose servers cannot are refused through their capabilities.
+//! offset and true time every 100 ms. Only the wall clock moves, as an NTP step moves it.
+//! Servers run under libfaketime when a clock nemesis is configured, or (etcd, ZooKeeper) have
+//! their vDSO patched when a shift opens on them; locks whose servers' clocks cannot move are
+//! refused through their capabilities.
 //!
 //! Jumps on one server stack: its clock is off by the sum of the shifts open on it, and each
 //! change is measured through the lock service (the server's own clock, read back) and must
@@ -33,12 +35,12 @@ pub struct ClockJump {
 
 pub const CLOCK_FORWARD: ClockJump = ClockJump {
     name: "clock-forward",
-    about: "Jump a random server's clock forward by --clock-jump (libfaketime).",
+    about: "Jump a random server's wall clock forward by --clock-jump.",
     direction: Direction::Forward,
 };
 pub const CLOCK_BACKWARD: ClockJump = ClockJump {
     name: "clock-backward",
-    about: "Jump a random server's clock backward by --clock-jump (libfaketime).",
+    about: "Jump a random server's wall clock backward by --clock-jump.",
     direction: Direction::Backward,
 };
 pub const CLOCK_STROBE: ClockJump = ClockJump {
@@ -126,7 +128,7 @@ impl Jump {
         let (shift, evidence) = ctx.cluster.shift_clocks(&nodes, offset_ms)?;
         details["offset_ms"] = json!(offset_ms);
         details["strobe"] = json!(strobe);
-        evidence.describe(&mut details);
+        evidence.describe_start(&mut details);
         let id = ctx.started(fault, &nodes, details)?;
         Ok(Jump {
             id,

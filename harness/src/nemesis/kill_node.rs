@@ -81,6 +81,13 @@ impl Fault for Killed {
         // A restart inherits a pause still open on its node; the kernel's word on the new
         // process is the evidence.
         let mut details = json!({ "restarted_pid": restarted.pid, "frozen": restarted.frozen });
+        if let Some(clock) = &restarted.clock {
+            // The shifts still open on the node, given to the new process.
+            details["clock_offset_ms"] = json!(clock.expected_ms);
+            if let Some(failure) = &clock.failure {
+                details["clock_error"] = json!(failure);
+            }
+        }
         if let Some(state) = restarted.state {
             details["proc_state"] = json!(state.to_string());
         }

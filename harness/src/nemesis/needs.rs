@@ -9,7 +9,8 @@ pub struct Needs {
     /// The fewest servers the fault makes sense on, and why (`"a single server cannot be
     /// split"`).
     pub min_servers: Option<(usize, &'static str)>,
-    /// It moves servers' clocks: they must read time through libc, under libfaketime.
+    /// It moves servers' clocks: under libfaketime, or by patching their vDSO, as the
+    /// service's catalogue entry says.
     pub server_clock: bool,
     /// It aims at the servers that granted the holder's lock.
     pub granting_servers: bool,

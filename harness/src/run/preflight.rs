@@ -5,6 +5,7 @@ use anyhow::Result;
 
 use crate::config::{bad, RunConfig};
 use crate::faketime;
+use crate::service::catalogue::ClockMover;
 use crate::service::{find_program, Requirement};
 
 pub fn preflight(config: &RunConfig) -> Result<()> {
@@ -35,7 +36,16 @@ pub fn preflight(config: &RunConfig) -> Result<()> {
             package: "nftables",
         });
     }
-    if needs.server_clock {
+    let patched = config.lock.service_entry().clock_mover == ClockMover::Vdso;
+    if needs.server_clock && patched {
+        if let Some(why) = vdso_patch_refused() {
+            return Err(bad(format!(
+                "--nemesis: {}'s servers' clocks cannot be moved here: {why}",
+                service.name()
+            )));
+        }
+    }
+    if needs.server_clock && !patched {
         requirements.push(Requirement {
             program: faketime::LIBFAKETIME,
             package: "faketime",
@@ -53,4 +63,14 @@ pub fn preflight(config: &RunConfig) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Why a server's vDSO cannot be patched on this machine, if it cannot.
+fn vdso_patch_refused() -> Option<String> {
+    if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        return Some("patching a vDSO works on x86_64 Linux only".into());
+    }
+    let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").unwrap_or_default();
+    (scope.trim() == "3")
+        .then(|| "kernel.yama.ptrace_scope is 3: ptrace is off until reboot".into())
 }

@@ -27,6 +27,7 @@ use crate::runtime::{Node, Runtime, RuntimeSettings};
 use crate::schedule::Schedule;
 use crate::scheduler::Scheduler;
 use crate::scratch::Scratch;
+use crate::service::catalogue::ClockMover;
 use crate::service::ServiceSetup;
 use crate::store;
 
@@ -73,7 +74,9 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         logs: &logs,
         scratch: &scratch.path,
         children: &mut children,
-        faketime: needs.server_clock,
+        server_clock: needs.server_clock,
+        faketime: needs.server_clock
+            && config.lock.service_entry().clock_mover == ClockMover::Faketime,
         launches: &mut launches,
         server_bin: config.server_bins.get(service.name()).map(PathBuf::as_path),
     })?;

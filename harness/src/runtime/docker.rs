@@ -67,6 +67,15 @@ impl RuntimeKind for Docker {
         images: &BTreeMap<String, String>,
         server_clock: bool,
     ) -> Option<String> {
+        let patched = crate::service::catalogue::find(service)
+            .is_some_and(|s| s.clock_mover == crate::service::catalogue::ClockMover::Vdso);
+        if server_clock && patched {
+            return Some(format!(
+                "--nemesis: clock nemeses on {service}'s servers need --runtime netns: their \
+                 clocks move by patching the server process's vDSO through ptrace, which needs \
+                 the server's own pid (in a container it runs behind docker)"
+            ));
+        }
         if let Err(why) = docker(&["info", "--format", "{{.ServerVersion}}"]) {
             return Some(format!(
                 "--runtime docker needs a running Docker engine: {why:#} (install Debian's \

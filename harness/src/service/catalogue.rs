@@ -34,6 +34,19 @@ pub struct ServiceEntry {
     pub server_bin: ServerBinForm,
     /// Whether its servers' clocks can be moved (and why not): clock nemeses consult it.
     pub server_clock: Support,
+    /// How they are moved, when they can be.
+    pub clock_mover: ClockMover,
+}
+
+/// How a clock nemesis moves a service's servers' clocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockMover {
+    /// The servers start under libfaketime (programs that read the clock through libc, and
+    /// are not slowed down by it), which rereads its offset file on every clock read.
+    Faketime,
+    /// The running server's vDSO is patched through ptrace ([`crate::clock_shift`]): any
+    /// program (Go, a JVM), but it needs the server's own pid, so the namespace runtime only.
+    Vdso,
 }
 
 /// Every service lockpick runs, in the order error messages list them.

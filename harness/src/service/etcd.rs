@@ -22,11 +22,10 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     name: "etcd",
     about: "Debian's etcd-server, a 3-member cluster, data in memory",
     server_bin: ServerBinForm::Executable,
-    server_clock: Support::No(
-        "etcd is a Go program, which reads the clock without libc, so libfaketime cannot \
-         move its clock: the jump would do nothing. Clock jumps work on the redis, \
-         redlock and rslock servers",
-    ),
+    // A Go program calls the vDSO itself, without libc: libfaketime cannot reach it, a
+    // patched vDSO can.
+    server_clock: Support::Yes,
+    clock_mover: super::catalogue::ClockMover::Vdso,
 };
 
 pub struct EtcdService {
@@ -126,6 +125,16 @@ impl LockService for EtcdService {
 
     fn endpoints(&self) -> Vec<String> {
         self.endpoints.clone()
+    }
+
+    /// The `Date` header of the member's own `/version`, against the true time.
+    fn clock_offset_ms(&self, runtime: &dyn Runtime, node: &Node) -> Option<i64> {
+        let address = std::net::SocketAddr::from((node.ip, CLIENT_PORT));
+        super::http_date::clock_offset_ms(runtime, node, address, "/version")
+    }
+
+    fn clock_resolution_ms(&self) -> i64 {
+        super::http_date::RESOLUTION_MS
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod catalogue;
 pub mod etcd;
+pub mod http_date;
 pub mod postgres;
 pub mod redis;
 pub mod zookeeper;
@@ -74,6 +75,12 @@ pub trait LockService {
     /// service itself; `None` when the service cannot say. Evidence for clock faults.
     fn clock_offset_ms(&self, _runtime: &dyn Runtime, _node: &Node) -> Option<i64> {
         None
+    }
+
+    /// How coarse one reading of `clock_offset_ms` is (ms): a reading may be off by half of
+    /// it.
+    fn clock_resolution_ms(&self) -> i64 {
+        1
     }
 }
 
@@ -167,7 +174,11 @@ pub struct ServiceSetup<'a> {
     pub logs: &'a Path,
     pub scratch: &'a Path,
     pub children: &'a mut Children,
-    /// Set when a clock nemesis will run: servers start under libfaketime.
+    /// Set when a clock nemesis will run: a service whose clock is read back some other way
+    /// than its lock protocol opens that way (ZooKeeper's AdminServer).
+    pub server_clock: bool,
+    /// Set when a clock nemesis will run on a service moved by libfaketime: servers start
+    /// under it.
     pub faketime: bool,
     /// Every server's launch, by node name, filled in by `launch`.
     pub launches: &'a mut BTreeMap<String, Launch>,

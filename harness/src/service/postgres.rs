@@ -49,6 +49,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     // A C program reading the time through libc: it runs under libfaketime, as redis-server
     // does, and its backends (forked, not exec'd) share the postmaster's clock file.
     server_clock: Support::Yes,
+    clock_mover: super::catalogue::ClockMover::Faketime,
 };
 
 /// The newest installed server's bin/ folder.

@@ -18,6 +18,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_bin: ServerBinForm::Executable,
     // redis-server reads the time through libc: it runs under libfaketime.
     server_clock: Support::Yes,
+    clock_mover: super::catalogue::ClockMover::Faketime,
 };
 
 pub struct RedisService {

@@ -18,6 +18,11 @@ pub const CLIENT_PORT: u16 = 2181;
 const JARS: &str = "/usr/share/java";
 const JAR: &str = "/usr/share/java/zookeeper.jar";
 pub const TICK_MS: u64 = 500;
+/// The AdminServer's port, opened only when a clock nemesis runs: its `Date` header is the
+/// server's clock read back.
+pub const ADMIN_PORT: u16 = 8080;
+/// Jetty's servlet API, which Debian's `zookeeper.jar` does not name (the AdminServer needs it).
+const SERVLET_API: &str = "servlet-api.jar";
 
 pub static SERVICE: ServiceEntry = ServiceEntry {
     name: "zookeeper",
@@ -33,12 +38,11 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
             )),
         },
     },
-    server_clock: Support::No(
-        "ZooKeeper's JVM runs 7 times slower under libfaketime on this machine (3.4 s \
-         instead of 0.5 s to start one server; three took over 20 s and lost their \
-         elections), so the run would test libfaketime's overhead, not ZooKeeper's \
-         clock. Clock jumps work on the redis, redlock and rslock servers",
-    ),
+    // Its JVM ran 7 times slower under libfaketime (3.4 s instead of 0.5 s to start one
+    // server; three lost their elections): its running vDSO is patched instead, which costs
+    // nothing until a clock moves.
+    server_clock: Support::Yes,
+    clock_mover: super::catalogue::ClockMover::Vdso,
 };
 
 pub struct ZookeeperService {
@@ -130,6 +134,17 @@ impl LockService for ZookeeperService {
             ),
             None => (PathBuf::from(JARS), class_path_debian(Path::new(JARS))),
         };
+        let servlet_api = jars.join(SERVLET_API);
+        let class_path = if setup.server_clock && servlet_api.is_file() {
+            format!("{class_path}:{}", servlet_api.display())
+        } else {
+            class_path
+        };
+        let admin = if setup.server_clock {
+            format!("admin.enableServer=true\nadmin.serverPort={ADMIN_PORT}\n")
+        } else {
+            "admin.enableServer=false\n".to_string()
+        };
         self.jars = Some(jars);
         let servers: String = setup
             .nodes
@@ -148,8 +163,9 @@ impl LockService for ZookeeperService {
                     "tickTime={TICK_MS}\ninitLimit=20\nsyncLimit=10\ndataDir={}\n\
                      clientPort={CLIENT_PORT}\nclientPortAddress={}\n{servers}\
                      4lw.commands.whitelist=ruok,srvr,stat,mntr,conf,cons\n\
-                     admin.enableServer=false\n",
+                     {admin}admin.serverAddress={}\n",
                     dir.join("data").display(),
+                    node.ip,
                     node.ip
                 ),
             )?;
@@ -177,12 +193,29 @@ impl LockService for ZookeeperService {
             let log = setup.logs.join(format!("zookeeper-{}.log", node.name));
             let address: SocketAddr = endpoint.parse()?;
             setup.wait_for("ZooKeeper", node, &log, move || serving(address))?;
+            if setup.server_clock {
+                let admin = SocketAddr::from((node.ip, ADMIN_PORT));
+                setup.wait_for("ZooKeeper's AdminServer", node, &log, move || {
+                    super::http_date::dated(admin, "/commands/ruok")
+                })?;
+            }
         }
         Ok(())
     }
 
     fn endpoints(&self) -> Vec<String> {
         self.endpoints.clone()
+    }
+
+    /// The `Date` header of the AdminServer's `ruok` (open when a clock nemesis runs),
+    /// against the true time.
+    fn clock_offset_ms(&self, runtime: &dyn Runtime, node: &Node) -> Option<i64> {
+        let address = SocketAddr::from((node.ip, ADMIN_PORT));
+        super::http_date::clock_offset_ms(runtime, node, address, "/commands/ruok")
+    }
+
+    fn clock_resolution_ms(&self) -> i64 {
+        super::http_date::RESOLUTION_MS
     }
 }
 

@@ -1,0 +1,87 @@
+//! A server's clock read from the `Date` header of its own HTTP endpoint: etcd's (Go's
+//! net/http stamps it with time.Now()) and ZooKeeper's AdminServer (Jetty, with
+//! System.currentTimeMillis()). The header has whole seconds, so one reading is good to half a
+//! second: it is taken as the middle of the second it names.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::runtime::{Node, Runtime};
+
+/// How far one reading may be from the server's clock (ms): half of the header's second.
+pub const RESOLUTION_MS: i64 = 1000;
+
+/// How far the clock of the server answering HTTP at `address` (inside `node`) is from ours
+/// (ms), from the `Date` header of its answer to `GET path`; `None` if it does not answer.
+pub fn clock_offset_ms(
+    runtime: &dyn Runtime,
+    node: &Node,
+    address: SocketAddr,
+    path: &'static str,
+) -> Option<i64> {
+    let (sender, answer) = std::sync::mpsc::channel();
+    runtime
+        .probe(
+            node,
+            Box::new(move || {
+                let reply = get(address, path)?;
+                let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
+                let stamped = date_of(&reply).ok_or_else(|| {
+                    anyhow::anyhow!("{address}{path} answered with no Date header")
+                })?;
+                let _ = sender.send(stamped * 1000 + RESOLUTION_MS / 2 - now.as_millis() as i64);
+                Ok(())
+            }),
+        )
+        .ok()?;
+    answer.try_recv().ok()
+}
+
+/// Ready: `GET path` is answered with a `Date` header.
+pub fn dated(address: SocketAddr, path: &str) -> anyhow::Result<()> {
+    match date_of(&get(address, path)?) {
+        Some(_) => Ok(()),
+        None => anyhow::bail!("{address}{path} answered with no Date header"),
+    }
+}
+
+fn get(address: SocketAddr, path: &str) -> anyhow::Result<String> {
+    let timeout = Duration::from_millis(500);
+    let mut stream = TcpStream::connect_timeout(&address, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n");
+    stream.write_all(request.as_bytes())?;
+    // The headers are all we need; the body may be cut short.
+    let mut reply = Vec::new();
+    let _ = stream.take(16 * 1024).read_to_end(&mut reply);
+    Ok(String::from_utf8_lossy(&reply).into_owned())
+}
+
+/// The `Date` header of an HTTP answer, in seconds since the epoch.
+fn date_of(reply: &str) -> Option<i64> {
+    let headers = reply.split("\r\n\r\n").next()?;
+    let date = headers.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim().eq_ignore_ascii_case("date").then_some(value)
+    })?;
+    Some(
+        chrono::DateTime::parse_from_rfc2822(date.trim())
+            .ok()?
+            .timestamp(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::date_of;
+
+    #[test]
+    fn the_date_header_is_read_in_seconds() {
+        let reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\ndate: Wed, 02 Dec 2026 \
+                     13:49:59 GMT\r\n\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT";
+        assert_eq!(date_of(reply), Some(1_796_219_399));
+        assert_eq!(date_of("HTTP/1.1 200 OK\r\n\r\n"), None);
+        assert_eq!(date_of("HTTP/1.1 200 OK\r\nDate: soon\r\n\r\n"), None);
+    }
+}
