@@ -7,6 +7,7 @@
 //! violation; a history that shows no violation but cannot prove the run was exercised and
 //! complete is unknown too, with its reasons.
 
+pub mod checks;
 pub mod completeness;
 pub mod history;
 pub mod jam_story;

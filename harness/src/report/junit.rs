@@ -1,8 +1,9 @@
 //! `junit.xml`, for CI dashboards: one test suite for the run (its duration, start time and the
 //! facts that reproduce it as properties), a test case for the verdict (a failure when invalid,
-//! an error when unknown) and one per checker (overlaps, stale writes, fencing tokens); a failure
-//! carries the story of the checker's first violation.
+//! an error when unknown) and one per checker (`Results::checks`: overlaps, stale writes,
+//! fencing tokens, jams); a failure carries the story of the checker's first violation.
 
+use lockpick_checkers::checks::Finding;
 use lockpick_checkers::{Results, Validity};
 use quick_junit::{
     NonSuccessKind, Property, Report, SerializeError, TestCase, TestCaseStatus, TestSuite,
@@ -78,60 +79,19 @@ fn cases(results: &Results) -> Vec<(&'static str, TestCaseStatus)> {
         status
     };
     let mut cases = vec![("verdict", verdict_case(results))];
-    if let Some(o) = &results.overlapping_holders {
-        let status = if o.overlaps.is_empty() {
-            TestCaseStatus::success()
-        } else {
-            let message = format!("{} overlapping holders", o.overlaps.len());
-            failed(NonSuccessKind::Failure, message, story_of(&["overlap"]))
+    for check in results.checks() {
+        let status = match check.finding {
+            Finding::Held => TestCaseStatus::success(),
+            Finding::Broken(line) => {
+                failed(NonSuccessKind::Failure, line, story_of(check.story_kinds))
+            }
+            Finding::NotChecked(why) => {
+                let mut status = TestCaseStatus::skipped();
+                status.set_message(why);
+                status
+            }
         };
-        cases.push(("overlapping holders", status));
-    }
-    if let Some(s) = &results.stale_accesses {
-        let status = if s.stale_writes == 0 {
-            TestCaseStatus::success()
-        } else {
-            let message = format!(
-                "{} stale writes and {} stale reads accepted",
-                s.stale_writes, s.stale_reads
-            );
-            failed(
-                NonSuccessKind::Failure,
-                message,
-                story_of(&["stale-write", "stale-read"]),
-            )
-        };
-        cases.push(("stale writes accepted", status));
-    }
-    if let Some(t) = &results.token_violations {
-        let status = if !t.checked {
-            let mut status = TestCaseStatus::skipped();
-            status.set_message("the lock hands out no fencing token: no promise to check");
-            status
-        } else if t.violations.is_empty() {
-            TestCaseStatus::success()
-        } else {
-            let message = format!(
-                "fencing tokens broke their promise: {} reused, {} went backwards",
-                t.reused, t.went_backwards
-            );
-            let story = story_of(&["token-reused", "token-went-backwards"]);
-            failed(NonSuccessKind::Failure, message, story)
-        };
-        cases.push(("fencing tokens", status));
-    }
-    if let Some(l) = &results.liveness {
-        let status = if l.jams.is_empty() {
-            TestCaseStatus::success()
-        } else {
-            let message = format!(
-                "the lock jammed {} time(s): refused to everyone while certainly free for over {} ms",
-                l.jams.len(),
-                l.bound_ms
-            );
-            failed(NonSuccessKind::Failure, message, story_of(&["jam"]))
-        };
-        cases.push(("lock never jammed", status));
+        cases.push((check.name, status));
     }
     cases
 }
