@@ -181,16 +181,19 @@ fn fencing_note(results: &Results) -> Option<String> {
             "fencing is on, but {} hands out no fencing token: no access carried one, so the \
              resource had nothing to compare and could reject nothing. Fencing cannot help with \
              this lock.",
-            setup.lock
+            setup.label()
         )),
         ("on", false) if stale.rejected > 0 => Some(format!(
             "fencing is on and {} gives a token ({}): the resource rejected {} stale accesses.",
-            setup.lock, setup.token, stale.rejected
+            setup.label(),
+            setup.token,
+            stale.rejected
         )),
         ("off", false) if stale.stale_writes > 0 => Some(format!(
             "fencing is off: {} gives a token ({}) that the resource could have checked \
              (try --fencing on).",
-            setup.lock, setup.token
+            setup.label(),
+            setup.token
         )),
         _ => None,
     }

@@ -296,7 +296,7 @@ pub fn publish(dir: &Path, markdown: &str) -> Result<()> {
 /// A finished run's `summary.md`: its one cell.
 pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()> {
     let cell = SummaryCell {
-        lock: config.lock.name().to_string(),
+        lock: config.lock.label().to_string(),
         nemesis: config.nemesis_name(),
         fencing: config.fencing.name().to_string(),
         verdict: Some(results.valid),

@@ -9,7 +9,7 @@
 //! client's log, and the next operation starts the program afresh.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -49,7 +49,13 @@ pub struct ExecClient {
     /// Asks the lock's server for its own count of each granted or extended lease, when it can
     /// be asked (shared with the watchdog that sends `extend`).
     server_check: Arc<Mutex<Option<ServerCheck>>>,
+    /// The library the program named in its first hello (of any start), cut to
+    /// [`MAX_LIBRARY_CHARS`].
+    library: OnceLock<String>,
 }
+
+/// The longest library a history records: a program's hello is its own word, of any length.
+pub const MAX_LIBRARY_CHARS: usize = 200;
 
 /// The running program (if any), shared with the watchdog that sends `extend`.
 struct Shared {
@@ -107,6 +113,7 @@ impl ExecClient {
             })),
             watchdog: None,
             server_check: Arc::new(Mutex::new(None)),
+            library: OnceLock::new(),
         }
     }
 
@@ -151,7 +158,14 @@ impl ExecClient {
                 return Err(NoAnswer::Gone);
             }
             match Session::start(&self.program, &self.env, HELLO_WITHIN) {
-                Ok(session) => shared.session = Some(session),
+                Ok(session) => {
+                    if let Some(library) = &session.library {
+                        let _ = self
+                            .library
+                            .set(library.chars().take(MAX_LIBRARY_CHARS).collect());
+                    }
+                    shared.session = Some(session);
+                }
                 Err(breakage) => {
                     let message = shared.broke(&self.shown(), &breakage, "its start");
                     return Err(NoAnswer::NotSent(format!("{message}: nothing was sent")));
@@ -280,6 +294,10 @@ impl LockClient for ExecClient {
                 Outcome::Info(error.unwrap_or_else(|| "the program does not know".to_string()))
             }
         }
+    }
+
+    fn library(&self) -> Option<String> {
+        self.library.get().cloned()
     }
 
     fn release(&mut self, _grant: &Grant) -> Outcome<()> {

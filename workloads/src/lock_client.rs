@@ -63,4 +63,10 @@ pub trait LockClient {
 
     /// Gives back a grant. `Fail` means the lock was no longer this grant's (its lease ended).
     fn release(&mut self, grant: &Grant) -> Outcome<()>;
+
+    /// The library that takes the lock, when the client learns it as it runs (an exec
+    /// program's hello): the worker records it once, on the first acquire completion after.
+    fn library(&self) -> Option<String> {
+        None
+    }
 }

@@ -51,6 +51,7 @@ pub fn run<W: Write + Send + 'static>(
 ) -> io::Result<()> {
     let mut rng = rand::thread_rng();
     let mut attempts = 0;
+    let mut library_said = false;
     while attempts < config.max_attempts && recorder.clock().now() < config.deadline_ns {
         attempts += 1;
         let acquisition = format!("{}.{}", config.process, attempts);
@@ -62,13 +63,26 @@ pub fn run<W: Write + Send + 'static>(
         // The client may renew before it returns: the gate holds those renewals until the
         // grant is recorded, so a `renew` never comes before its `acquire ok`.
         let gate = RenewalGate::new(recorder, &acquisition);
-        match lock.try_acquire(config.acquire_wait, gate.on_renewal()) {
+        let outcome = lock.try_acquire(config.acquire_wait, gate.on_renewal());
+        // Once per process, on the first completion that knows it (an exec program's hello
+        // comes with its first operation).
+        let library = match lock.library() {
+            Some(library) if !library_said => {
+                library_said = true;
+                Some(library)
+            }
+            _ => None,
+        };
+        match outcome {
             Outcome::Ok(grant) => {
                 let mut value = json!({
                     "acquisition": acquisition,
                     "token": grant.token,
                     "lease": grant.lease,
                 });
+                if let Some(library) = library {
+                    value["library"] = json!(library);
+                }
                 if !grant.granted_by.is_empty() {
                     value["nodes"] = json!(grant.granted_by);
                 }
@@ -89,14 +103,8 @@ pub fn run<W: Write + Send + 'static>(
                     json!({ "acquisition": acquisition }),
                 )?;
                 let outcome = lock.release(&grant);
-                record_outcome(
-                    recorder,
-                    F::Release,
-                    &acquisition,
-                    grant.token,
-                    outcome,
-                    |_| Value::Null,
-                )?;
+                let body = json!({ "acquisition": acquisition, "token": grant.token });
+                record_outcome(recorder, F::Release, body, outcome, |_| Value::Null)?;
                 // Turns: a client that just released waits longer than a refused client's
                 // back-off, so a waiting client takes the lock next instead of the releaser
                 // taking it again at once (on Redis, the fastest client would hold it forever
@@ -105,14 +113,11 @@ pub fn run<W: Write + Send + 'static>(
                 thread::sleep(Duration::from_micros(rng.gen_range(backoff..=backoff * 2)));
             }
             outcome => {
-                record_outcome(
-                    recorder,
-                    F::Acquire,
-                    &acquisition,
-                    None,
-                    outcome,
-                    |_: Grant| Value::Null,
-                )?;
+                let mut body = json!({ "acquisition": acquisition, "token": null });
+                if let Some(library) = library {
+                    body["library"] = json!(library);
+                }
+                record_outcome(recorder, F::Acquire, body, outcome, |_: Grant| Value::Null)?;
                 let backoff = config.backoff.as_micros() as u64;
                 thread::sleep(Duration::from_micros(rng.gen_range(backoff / 4..=backoff)));
             }
@@ -148,7 +153,8 @@ fn critical_section<W: Write>(
             Outcome::Ok(v) => Some(*v),
             _ => None,
         };
-        record_outcome(recorder, f, acquisition, grant.token, outcome, |v| json!(v))?;
+        let body = json!({ "acquisition": acquisition, "token": grant.token });
+        record_outcome(recorder, f, body, outcome, |v| json!(v))?;
         Ok::<_, io::Error>(value)
     };
 
@@ -162,16 +168,15 @@ fn critical_section<W: Write>(
     Ok(())
 }
 
-/// Records the completion of an operation: `ok` with its value, `fail` or `info` with the error.
+/// Records the completion of an operation (`body` holds its acquisition and token): `ok` with
+/// its value, `fail` or `info` with the error.
 fn record_outcome<W: Write, T>(
     recorder: &Recorder<W>,
     f: F,
-    acquisition: &str,
-    token: Option<u64>,
+    mut body: Value,
     outcome: Outcome<T>,
     value: impl FnOnce(T) -> Value,
 ) -> io::Result<()> {
-    let mut body = json!({ "acquisition": acquisition, "token": token });
     let kind = match outcome {
         Outcome::Ok(v) => {
             let v = value(v);

@@ -134,6 +134,9 @@ impl FaultWindow {
 pub struct Setup {
     #[serde(default)]
     pub lock: String,
+    /// An exec lock's short name, when it was given one (`--name`): what outputs call it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_name: Option<String>,
     /// Which fencing token the lock gives, e.g. "none" or "the lock key's create revision".
     #[serde(default)]
     pub token: String,
@@ -156,6 +159,11 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// What outputs call the lock: its short name, else its name.
+    pub fn label(&self) -> &str {
+        self.lock_name.as_deref().unwrap_or(&self.lock)
+    }
+
     /// [`Model::mutual_exclusion_breaker`], from the setup line alone.
     pub fn mutual_exclusion_breaker(setup: Option<&Setup>) -> &'static str {
         match setup {

@@ -12,7 +12,8 @@ pub struct CompareArgs {
     /// outcome of each cell. Flags given here override the file's.
     #[arg(long)]
     pub matrix: Option<PathBuf>,
-    /// Locks, comma-separated [default: redis,redlock,etcd,zookeeper].
+    /// Locks, comma-separated: a lock's name, `exec:<service>:<command>`, or the short name
+    /// the matrix file gives one of its locks [default: redis,redlock,etcd,zookeeper].
     #[arg(long)]
     pub locks: Option<String>,
     /// Nemeses, comma-separated; join several in one cell with `+` (`pause-holder+kill-node`)

@@ -79,6 +79,11 @@ pub struct RunArgs {
     /// Which lock to test.
     #[arg(long, value_parser = lock_values(), default_value = "redis")]
     pub lock: String,
+    /// A short name for an exec lock (`--lock exec:…`), shown instead of its whole command in
+    /// the store folder, the report, JUnit and a comparison: 1 to 32 letters, digits, `-`, `_`
+    /// or `.` [default: the whole exec string].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
     /// Faults to inject, comma-separated (e.g. `pause-holder,pause-node`).
     #[arg(long, value_parser = nemesis_values(), value_delimiter = ',', default_value = "none")]
     pub nemesis: Vec<String>,

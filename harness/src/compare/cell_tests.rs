@@ -44,21 +44,29 @@ fn the_servers_line_names_versions_programs_and_images() {
     let netns = serde_json::json!({"runtime": "netns",
         "server_versions": {"redis": "7.0.15"},
         "server_bins": {"redis": "/opt/redis-server"}});
-    assert_eq!(Figures::servers_line(&netns, false), "redis 7.0.15, netns");
     assert_eq!(
-        Figures::servers_line(&netns, true),
+        Figures::servers_line(&netns, &[], false),
+        "redis 7.0.15, netns"
+    );
+    assert_eq!(
+        Figures::servers_line(&netns, &[], true),
         "redis 7.0.15 /opt/redis-server, netns"
     );
     let docker = serde_json::json!({"runtime": "docker",
         "server_versions": {"etcd": "3.5.9"},
         "runtime_facts": {"server_image": "quay.io/coreos/etcd:v3.5.9"}});
     assert_eq!(
-        Figures::servers_line(&docker, false),
+        Figures::servers_line(&docker, &[], false),
         "etcd 3.5.9, docker quay.io/coreos/etcd:v3.5.9"
     );
     assert_eq!(
-        Figures::servers_line(&serde_json::Value::Null, false),
+        Figures::servers_line(&serde_json::Value::Null, &[], false),
         "netns"
+    );
+    let library = ["redis-py 5.0.1".to_string()];
+    assert_eq!(
+        Figures::servers_line(&netns, &library, false),
+        "redis 7.0.15, netns; client redis-py 5.0.1"
     );
 }
 

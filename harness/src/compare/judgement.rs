@@ -39,8 +39,8 @@ pub struct Figures {
     /// What the run told beside its verdict: lease bounds a client program reported that the
     /// server contradicts (`lease_claims`).
     pub told: Option<String>,
-    /// What ran the servers, on one line: each service's version, and where (see
-    /// [`Figures::servers_line`]).
+    /// What ran the servers, on one line: each service's version, and where, and the library
+    /// a client program named (see [`Figures::servers_line`]).
     pub servers: String,
     /// When the cell ended early at its first proven violation (`--until decided`), in
     /// seconds on the run clock.
@@ -68,8 +68,13 @@ fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Erro
 impl Figures {
     /// The servers as the run's setup line records them: `redis 7.0.15, netns`; with the
     /// program when `--server-bin` chose it (`redis 7.0.15 /opt/redis-server, netns`), with the
-    /// image in the Docker runtime (`redis 7.4.1, docker redis:7.4`).
-    pub fn servers_line(setup: &serde_json::Value, show_programs: bool) -> String {
+    /// image in the Docker runtime (`redis 7.4.1, docker redis:7.4`); then each library a
+    /// client program named (`redis 7.0.15, netns; client redis-py 5.0.1`).
+    pub fn servers_line(
+        setup: &serde_json::Value,
+        libraries: &[String],
+        show_programs: bool,
+    ) -> String {
         let mut words: Vec<String> = Vec::new();
         if let Some(versions) = setup["server_versions"].as_object() {
             for (service, version) in versions {
@@ -87,7 +92,11 @@ impl Figures {
             runtime = format!("{runtime} {image}");
         }
         words.push(runtime);
-        words.join(", ")
+        let mut line = words.join(", ");
+        for library in libraries {
+            line = format!("{line}; client {library}");
+        }
+        line
     }
 
     /// The parts of a run's results a comparison shows and judges.

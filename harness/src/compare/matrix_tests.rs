@@ -172,3 +172,42 @@ at-least = 2
         assert!(error.contains("workk"), "{error}");
     }
 }
+
+#[test]
+fn a_lock_is_a_name_or_a_table_that_gives_an_exec_lock_its_short_name() {
+    let m = Matrix::parse(
+        "locks = [\"redis\", { lock = \"exec:redis:./c.py\", name = \"mine\" }]\n\
+         [[expect]]\nlocks = [\"mine\"]\nexpect = \"invalid\"\n",
+    )
+    .unwrap();
+    assert_eq!(m.locks[0], LockEntry::plain("redis"));
+    assert_eq!(
+        (m.locks[1].lock.as_str(), m.locks[1].label()),
+        ("exec:redis:./c.py", "mine")
+    );
+    assert_eq!(
+        m.expectation("mine", "none", "on").expectations,
+        [Expectation::Invalid]
+    );
+    assert_eq!(
+        m.expectation("redis", "none", "on"),
+        CellExpectation::default_valid()
+    );
+    for (locks, said) in [
+        ("[{ lock = \"exec:redis:./c.py\" }]", "needs name"),
+        ("[{ name = \"x\" }]", "needs lock"),
+        (
+            "[{ lock = \"exec:redis:./c.py\", name = 3 }]",
+            "must be a string, not an integer",
+        ),
+        (
+            "[{ lock = \"r\", name = \"x\", why = \"y\" }]",
+            "lock and name only",
+        ),
+        ("[[\"redis\"]]", "not an array"),
+    ] {
+        let refused = Matrix::parse(&format!("locks = {locks}\n")).unwrap_err();
+        assert!(refused.contains(said), "{locks}: {refused}");
+        assert!(refused.starts_with("line 1: "), "{refused}");
+    }
+}

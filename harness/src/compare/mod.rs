@@ -17,6 +17,7 @@ mod judgement;
 mod junit;
 pub mod links;
 mod listing;
+mod lock_entries;
 pub mod matrix;
 mod merge;
 mod outputs;
@@ -296,7 +297,11 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         first_stale_write_short: Figures::story_of(r, &["stale-write"]).map(|s| s.shortened()),
         told: r.lease_claims.as_ref().and_then(|c| c.note()),
         first_grant_under_live_lease: Figures::first_grant_story(r),
-        servers: Figures::servers_line(&finished.history.setup, !config.server_bins.is_empty()),
+        servers: Figures::servers_line(
+            &finished.history.setup,
+            &finished.history.libraries,
+            !config.server_bins.is_empty(),
+        ),
         decided_at: model
             .run_end
             .as_ref()

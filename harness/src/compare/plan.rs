@@ -9,7 +9,8 @@ use anyhow::Result;
 use clap::{Parser, ValueEnum};
 
 use super::cell::CellName;
-use super::matrix::{CellExpectation, Expectation, Matrix};
+use super::lock_entries;
+use super::matrix::{CellExpectation, Expectation, LockEntry, Matrix};
 use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs, Until};
 use crate::config::{bad, RunConfig};
 use crate::run;
@@ -90,20 +91,19 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
     for group in &matrix.expect {
         at_least_fits(group, repeat)?;
     }
-    let lock_names = crate::locks::names();
     let fencing_names: Vec<&str> = Fencing::value_variants().iter().map(|f| f.name()).collect();
     let mut nemesis_names = crate::nemesis::names();
     nemesis_names.push(crate::nemesis::NONE);
     let in_file = |key: &str| format!("{file}: {key}");
-    let file_locks = from_file(&in_file("locks"), &matrix.locks, DEFAULT_LOCKS)?;
-    known_locks(&in_file("locks"), &file_locks, &lock_names)?;
+    let file_entries = lock_entries::from_file(&in_file("locks"), &matrix.locks, DEFAULT_LOCKS)?;
+    let file_locks: Vec<String> = file_entries.iter().map(|e| e.label().to_string()).collect();
     let file_fencings = from_file(&in_file("fencing"), &matrix.fencing, DEFAULT_FENCING)?;
     known(&in_file("fencing"), &file_fencings, &fencing_names)?;
     let file_nemeses = from_file(&in_file("nemeses"), &matrix.nemeses, DEFAULT_NEMESES)?;
     known_nemeses(&in_file("nemeses"), &file_nemeses, &nemesis_names)?;
     for (index, group) in matrix.expect.iter().enumerate() {
         let key = |key: &str| format!("{file}: [[expect]] group {}: {key}", index + 1);
-        known_locks(&key("locks"), &group.locks, &lock_names)?;
+        lock_entries::check_expected(&key("locks"), &group.locks, &file_entries)?;
         known_nemeses(&key("nemeses"), &group.nemeses, &nemesis_names)?;
         known(&key("fencing"), &group.fencing, &fencing_names)?;
         // Against the file's own matrix: flags may narrow a comparison (a CI job running one
@@ -117,8 +117,10 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
         Some(text) => list(flag, text, ','),
         None => Ok(from_file.to_vec()),
     };
-    let locks = or_flag(&args.locks, "--locks", &file_locks)?;
-    known_locks("--locks", &locks, &lock_names)?;
+    let locks = match &args.locks {
+        Some(text) => lock_entries::from_flag(text, &file_entries)?,
+        None => file_entries,
+    };
     let fencings = or_flag(&args.fencing, "--fencing", &file_fencings)?;
     known("--fencing", &fencings, &fencing_names)?;
     let nemeses = or_flag(&args.nemeses, "--nemeses", &file_nemeses)?;
@@ -166,11 +168,11 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
         for nemesis in &nemeses {
             for fencing in &fencings {
                 let name = CellName {
-                    lock: lock.clone(),
+                    lock: lock.label().to_string(),
                     nemesis: nemesis.clone(),
                     fencing: fencing.clone(),
                 };
-                let expected = matrix.expectation(lock, nemesis, fencing);
+                let expected = matrix.expectation(lock.label(), nemesis, fencing);
                 // Only a cell that must show a violation is decided by its first one; a cell
                 // held to anything else needs its full time to prove it.
                 let decided =
@@ -182,7 +184,12 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
                 };
                 let mut configs = Ok(Vec::new());
                 for &seed in &seeds {
-                    let configured = configure(&name, &knobs, seed, &store, checks, cell_until)?;
+                    let cell = Cell {
+                        name: &name,
+                        lock,
+                        until: cell_until,
+                    };
+                    let configured = configure(&cell, &knobs, seed, &store, checks)?;
                     match (configured, &mut configs) {
                         (Ok(config), Ok(configs)) => configs.push(config),
                         (Err(refused), _) => configs = Err(refused),
@@ -245,20 +252,27 @@ fn at_least_fits(group: &super::matrix::ExpectGroup, repeat: usize) -> Result<()
     Ok(())
 }
 
+/// What one cell runs: its name, its lock as the matrix gave it, and when it ends.
+struct Cell<'a> {
+    name: &'a CellName,
+    lock: &'a LockEntry,
+    until: Until,
+}
+
 /// A cell's configuration, or why its lock refuses its nemesis. Any other error is the user's
 /// and stops the comparison.
 fn configure(
-    name: &CellName,
+    cell: &Cell<'_>,
     knobs: &CellKnobs,
     seed: u64,
     store: &std::path::Path,
     checks: Checks,
-    until: Until,
 ) -> Result<Result<RunConfig, String>> {
+    let Cell { name, lock, until } = *cell;
     let mut words: Vec<String> = [
         "lockpick",
         "--lock",
-        &name.lock,
+        &lock.lock,
         "--nemesis",
         &name.nemesis.replace('+', ","),
         "--fencing",
@@ -271,6 +285,9 @@ fn configure(
     .iter()
     .map(|w| w.to_string())
     .collect();
+    if let Some(short) = &lock.name {
+        words.extend(["--name".to_string(), short.clone()]);
+    }
     words.extend(knobs.words());
     if until == Until::Decided {
         words.extend(["--until".to_string(), "decided".to_string()]);
@@ -286,18 +303,18 @@ fn configure(
             }
             Ok(Ok(config))
         }
-        Err(e) if refuses(name) => Ok(Err(e.to_string())),
+        Err(e) if refuses(&lock.lock, &name.nemesis) => Ok(Err(e.to_string())),
         Err(e) => Err(e),
     }
 }
 
 /// Whether the cell's lock refuses one of its nemeses, by the nemesis's needs against the lock's
 /// capabilities (the same test the configuration makes).
-fn refuses(name: &CellName) -> bool {
-    let Some(lock) = crate::locks::find(&name.lock) else {
+fn refuses(lock: &str, nemesis: &str) -> bool {
+    let Some(lock) = crate::locks::find(lock) else {
         return false;
     };
-    name.nemesis
+    nemesis
         .split('+')
         .filter_map(crate::nemesis::find)
         .any(|n| n.needs().refusal(&lock.capabilities()).is_some())
@@ -355,23 +372,6 @@ fn known(flag: &str, items: &[String], names: &[&str]) -> Result<()> {
                 "{flag}: {item:?} is not one of {}",
                 names.join(", ")
             )));
-        }
-    }
-    Ok(())
-}
-
-/// Each item is a lock of the catalogue, or a user's own client (`exec:<service>:<command>`, a
-/// whole word that reaches the cell as its `--lock`, so nothing in it becomes a flag).
-fn known_locks(flag: &str, items: &[String], names: &[&str]) -> Result<()> {
-    for item in items {
-        if item.starts_with("exec:") {
-            if crate::locks::find(item).is_none() {
-                return Err(bad(format!(
-                    "{flag}: {item:?} is not a client lockpick can run"
-                )));
-            }
-        } else {
-            known(flag, std::slice::from_ref(item), names)?;
         }
     }
     Ok(())

@@ -66,7 +66,7 @@ pub fn expected_ms(cell: &PlannedCell) -> u64 {
     match &cell.configs {
         Ok(configs) => configs
             .iter()
-            .map(|c| c.time_limit.as_millis() as u64 + start_up_ms(&cell.name.lock))
+            .map(|c| c.time_limit.as_millis() as u64 + start_up_ms(c.lock.name()))
             .sum(),
         Err(_) => 0,
     }

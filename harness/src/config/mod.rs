@@ -123,6 +123,11 @@ impl RunConfig {
                 locks::names().join(", ")
             ))
         })?;
+        let lock = match &args.name {
+            Some(short) => locks::find_named(&args.lock, Some(short))
+                .map_err(|why| bad(format!("--name {short}: {why}")))?,
+            None => lock,
+        };
         let ttl = parse_duration("--ttl", &args.ttl)?;
         if ttl < Duration::from_millis(10) {
             return Err(bad(format!(

@@ -3,8 +3,12 @@
 //! Everything about the servers (their count, their clocks, their leases' slack) is the
 //! built-in lock's; the token is whatever the program reports.
 //!
+//! An exec lock may carry a short name (`--name`, or `name` in a matrix's lock entry): the whole
+//! command is no name for a store folder, a grid row or an expectation, and two programs may
+//! share one script. Outputs show it through [`Lock::label`]; `--lock` keeps the whole string.
+//!
 //! The catalogue holds `&'static dyn Lock`, so an entry is made when its name is first looked
-//! up and kept for the life of the process (one per distinct name).
+//! up and kept for the life of the process (one per distinct name and short name).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -28,8 +32,35 @@ pub fn service_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// The longest short name: a grid column and a folder name stay readable.
+pub const MAX_SHORT_NAME: usize = 32;
+
+/// Refuses a short name that is not one safe word: it names a store folder and a JUnit suite,
+/// and comes from a matrix file or a flag (hostile input). A built-in lock's name is refused
+/// too, or `locks = ["redis"]` in an expectation would mean two locks.
+pub fn check_short_name(name: &str) -> Result<(), String> {
+    let safe = name
+        .chars()
+        .enumerate()
+        .all(|(i, c)| c.is_ascii_alphanumeric() || (i > 0 && matches!(c, '-' | '_' | '.')));
+    if name.is_empty() || name.len() > MAX_SHORT_NAME || !safe {
+        return Err(format!(
+            "the short name {name:?} must be 1 to {MAX_SHORT_NAME} letters, digits, '-', '_' or \
+             '.', starting with a letter or digit"
+        ));
+    }
+    if super::LOCKS.iter().any(|l| l.name() == name) {
+        return Err(format!(
+            "the short name {name:?} is a built-in lock's name: choose another"
+        ));
+    }
+    Ok(())
+}
+
 pub struct Exec {
     name: &'static str,
+    /// The short name outputs show, when one was given.
+    short_name: Option<&'static str>,
     about: &'static str,
     service: &'static dyn Lock,
     program: Vec<String>,
@@ -40,11 +71,24 @@ static MADE: Mutex<Vec<&'static Exec>> = Mutex::new(Vec::new());
 
 /// The entry for `name` (`exec:redis:python3 client.py`), made on first use.
 pub fn find(name: &str) -> Result<&'static Exec, String> {
+    find_named(name, None)
+}
+
+/// The entry for `name` shown as `short_name` (checked by [`check_short_name`]).
+pub fn find_named(name: &str, short_name: Option<&str>) -> Result<&'static Exec, String> {
+    if let Some(short) = short_name {
+        check_short_name(short)?;
+    }
     let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(entry) = made.iter().find(|e| e.name == name) {
+    if let Some(entry) = made
+        .iter()
+        .find(|e| e.name == name && e.short_name == short_name)
+    {
         return Ok(entry);
     }
-    let entry: &'static Exec = Box::leak(Box::new(parse(name)?));
+    let mut entry = parse(name)?;
+    entry.short_name = short_name.map(|s| &*Box::leak(s.to_string().into_boxed_str()));
+    let entry: &'static Exec = Box::leak(Box::new(entry));
     made.push(entry);
     Ok(entry)
 }
@@ -78,6 +122,7 @@ fn parse(name: &str) -> Result<Exec, String> {
     );
     Ok(Exec {
         name: Box::leak(name.to_string().into_boxed_str()),
+        short_name: None,
         about: Box::leak(about.into_boxed_str()),
         service,
         program,
@@ -87,6 +132,10 @@ fn parse(name: &str) -> Result<Exec, String> {
 impl Lock for Exec {
     fn name(&self) -> &'static str {
         self.name
+    }
+
+    fn label(&self) -> &'static str {
+        self.short_name.unwrap_or(self.name)
     }
 
     fn about(&self) -> &'static str {
@@ -167,6 +216,25 @@ mod tests {
             super::super::store_name(&super::super::redis::Redis),
             "redis"
         );
+    }
+
+    #[test]
+    fn a_short_name_names_the_store_folder_and_a_bad_one_is_refused() {
+        let spec = "exec:redis:/usr/bin/python3 'my client.py'";
+        let named = find_named(spec, Some("Mutex")).unwrap();
+        assert_eq!((named.name(), named.label()), (spec, "Mutex"));
+        assert_eq!(super::super::store_name(named), "Mutex");
+        assert_eq!(
+            find(spec).unwrap().label(),
+            spec,
+            "unnamed, the whole string"
+        );
+        assert!(!std::ptr::eq(named, find(spec).unwrap()));
+        for bad in ["", "-x", "a/b", "a b", "..", "é", "redis", &"x".repeat(33)] {
+            assert!(find_named(spec, Some(bad)).is_err(), "{bad:?} was accepted");
+        }
+        assert!(check_short_name(&"x".repeat(32)).is_ok());
+        assert!(check_short_name("redlock-mutex_2.0").is_ok());
     }
 
     #[test]

@@ -42,10 +42,25 @@ pub fn find(name: &str) -> Option<&'static dyn Lock> {
     LOCKS.iter().copied().find(|lock| lock.name() == name)
 }
 
-/// A lock's name as a store folder's name: an exec lock's command holds spaces and slashes, so
-/// every other character becomes `_`, and a long one is cut and ends in a hash of the whole.
+/// Finds a lock by its name and the short name it is to be shown by: only an exec lock takes
+/// one (its whole command is no name to show).
+pub fn find_named(name: &str, short_name: Option<&str>) -> Result<&'static dyn Lock, String> {
+    match short_name {
+        None => find(name).ok_or_else(|| format!("{name:?} is not a lock lockpick knows")),
+        Some(_) if name.starts_with(exec::PREFIX) => {
+            exec::find_named(name, short_name).map(|e| e as &'static dyn Lock)
+        }
+        Some(short) => Err(format!(
+            "only an exec lock takes a short name ({short:?}): {name} is named already"
+        )),
+    }
+}
+
+/// A lock's label as a store folder's name: an unnamed exec lock's command holds spaces and
+/// slashes, so every other character becomes `_`, and a long one is cut and ends in a hash of
+/// the whole.
 pub fn store_name(lock: &dyn Lock) -> String {
-    let name = lock.name();
+    let name = lock.label();
     let safe: String = name
         .chars()
         .map(|c| match c {
@@ -89,6 +104,12 @@ pub struct Capabilities {
 pub trait Lock: Sync {
     /// The name users type (`--lock redis`).
     fn name(&self) -> &'static str;
+
+    /// The name outputs show it by (store folders, grids, JUnit, expectations): its name, or an
+    /// exec lock's short name.
+    fn label(&self) -> &'static str {
+        self.name()
+    }
 
     /// One line for `--help` and the README.
     fn about(&self) -> &'static str;

@@ -22,6 +22,8 @@ pub struct RunFacts {
     pub clients: Option<u64>,
     /// Server name and version, when the setup line carries them.
     pub server_versions: Vec<(String, String)>,
+    /// The libraries the client programs named in their hellos (an exec lock's).
+    pub libraries: Vec<String>,
     /// What ran the servers, beside their versions, as (what, which) rows: the runtime, each
     /// service's server program, the runtime's facts (the images in use).
     pub servers: Vec<(String, String)>,
@@ -89,12 +91,17 @@ impl RunFacts {
             .cloned()
             .unwrap_or_default();
         RunFacts {
-            lock: text("lock").unwrap_or_else(|| "lock".to_string()),
+            lock: setup["lock_name"]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| text("lock"))
+                .unwrap_or_else(|| "lock".to_string()),
             nemeses,
             fencing: text("fencing"),
             seed: number("seed"),
             clients: number("clients"),
             server_versions: server_versions(setup),
+            libraries: history.libraries.clone(),
             servers: servers(&config["runtime"], setup),
             started: None,
             duration: Duration::from_nanos(last.saturating_sub(first)),

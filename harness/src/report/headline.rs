@@ -56,7 +56,7 @@ pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
         .as_ref()
         .filter(|t| !t.violations.is_empty())
     {
-        let lock = model.setup.as_ref().map_or("the lock", |s| s.lock.as_str());
+        let lock = model.setup.as_ref().map_or("the lock", |s| s.label());
         out.push(finding(
             "tokens",
             format!(
@@ -244,11 +244,11 @@ fn fence(model: &Model, results: &Results) -> Option<String> {
         )),
         (true, false) if stale.stale_writes > 0 => Some(format!(
             "fencing was on, but {} gives no token to check: the resource accepted {writes}",
-            setup.lock
+            setup.label()
         )),
         (true, false) => Some(format!(
             "fencing was on, but {} gives no token to check; no stale write reached the resource",
-            setup.lock
+            setup.label()
         )),
         (false, _) if stale.stale_writes > 0 => Some(format!(
             "the resource accepted {writes} from {} already overtaken (fencing was off)",

@@ -1,13 +1,14 @@
 //! What the report reads off the history beside the checkers' model: its setup line, when it
-//! began and ended, and every acquire's latency. Read in one streaming pass, keeping only these
+//! began and ended, every acquire's latency, and the libraries client programs named. Read in one streaming pass, keeping only these
 //! (two numbers per successful acquire), so the end of a run holds no more than the check does.
 
 use std::collections::HashMap;
 use std::io::BufRead;
 
 use lockpick_checkers::history::Lines;
-use lockpick_checkers::record::Who;
+use lockpick_checkers::record::{RawOpValue, Who};
 use lockpick_checkers::{Op, OpType, Process, F};
+use serde::Deserialize;
 use serde_json::Value;
 
 #[derive(Clone, Debug, Default)]
@@ -19,6 +20,30 @@ pub struct HistoryFacts {
     pub last: u64,
     /// Successful acquires: (time of the ok, latency in ns), in history order.
     pub acquire_latencies: Vec<(u64, u64)>,
+    /// The libraries client programs named in their hellos (an acquire completion's
+    /// `library`), each once, in history order; at most [`MAX_LIBRARIES`], each cut to
+    /// [`MAX_LIBRARY_CHARS`] (a history is hostile input).
+    pub libraries: Vec<String>,
+}
+
+pub const MAX_LIBRARIES: usize = 8;
+pub const MAX_LIBRARY_CHARS: usize = 200;
+
+/// The `library` an acquire completion carries, if any. Most carry none: the text is looked at
+/// before anything is decoded.
+fn library_of(value: RawOpValue<'_>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Said {
+        #[serde(default)]
+        library: Option<String>,
+    }
+    if let RawOpValue::Text(raw) = value {
+        if !raw.get().contains("\"library\"") {
+            return None;
+        }
+    }
+    let library = value.decode::<Said>().ok()?.library?;
+    Some(library.chars().take(MAX_LIBRARY_CHARS).collect())
 }
 
 /// Follows acquires: an invoke starts the clock of its process, its ok stops it.
@@ -30,6 +55,19 @@ struct Facts {
 }
 
 impl Facts {
+    fn library(&mut self, client: Option<u64>, kind: OpType, f: F, value: RawOpValue<'_>) {
+        if client.is_none() || f != F::Acquire || kind == OpType::Invoke {
+            return;
+        }
+        let libraries = &mut self.facts.libraries;
+        if libraries.len() >= MAX_LIBRARIES {
+            return;
+        }
+        if let Some(library) = library_of(value).filter(|l| !libraries.contains(l)) {
+            libraries.push(library);
+        }
+    }
+
     fn line(&mut self, time: u64, client: Option<u64>, kind: OpType, f: F) {
         if !self.seen {
             self.facts.first = time;
@@ -69,6 +107,7 @@ impl HistoryFacts {
             };
             let is_setup = record.f == F::Setup && facts.facts.setup.is_null();
             facts.line(record.time, client, record.kind, record.f);
+            facts.library(client, record.kind, record.f, record.value);
             if is_setup {
                 facts.facts.setup = record.value.decode().unwrap_or(Value::Null);
             }
@@ -85,6 +124,7 @@ impl HistoryFacts {
                 _ => None,
             };
             facts.line(op.time, client, op.kind, op.f);
+            facts.library(client, op.kind, op.f, RawOpValue::Tree(&op.value));
             let harness = op.process.is_named(Process::HARNESS);
             if harness && op.f == F::Setup && facts.facts.setup.is_null() {
                 facts.facts.setup = op.value.clone();
@@ -133,6 +173,17 @@ mod tests {
             op(5, 60, Process::Client(1), OpType::Invoke, F::Acquire),
             op(6, 65, Process::Client(1), OpType::Ok, F::Acquire),
         ];
+        let mut ops = ops;
+        let said = |index, process, kind, library: &str| {
+            let value = json!({ "acquisition": "0.1", "library": library });
+            let mut op = Op::new(70, Process::Client(process), kind, F::Acquire, value);
+            op.index = index;
+            op
+        };
+        ops.push(said(7, 0, OpType::Fail, "redis-py 5.0.1"));
+        ops.push(said(8, 1, OpType::Fail, "redis-py 5.0.1"));
+        ops.push(said(9, 1, OpType::Invoke, "not at an invoke"));
+        ops.push(said(10, 1, OpType::Info, &"x".repeat(500)));
         let text: String = ops
             .iter()
             .map(|o| serde_json::to_string(o).unwrap() + "\n")
@@ -141,7 +192,10 @@ mod tests {
         let in_memory = HistoryFacts::of_ops(&ops);
         assert_eq!(streamed.acquire_latencies, vec![(40, 30), (65, 5)]);
         assert_eq!(streamed.acquire_latencies, in_memory.acquire_latencies);
-        assert_eq!((streamed.first, streamed.last), (5, 65));
+        assert_eq!((streamed.first, streamed.last), (5, 70));
+        let long = "x".repeat(MAX_LIBRARY_CHARS);
+        assert_eq!(streamed.libraries, ["redis-py 5.0.1", long.as_str()]);
+        assert_eq!(in_memory.libraries, streamed.libraries);
         assert_eq!(streamed.setup["lock"], "redis");
         assert_eq!(in_memory.setup, streamed.setup);
         assert_eq!(streamed.acquire_latency_percentile(0.0), Some(5));

@@ -55,6 +55,9 @@ fn properties(facts: &RunFacts) -> Vec<Property> {
     for (server, version) in &facts.server_versions {
         properties.push(Property::new(format!("server version {server}"), version));
     }
+    for library in &facts.libraries {
+        properties.push(Property::new("client library", library));
+    }
     for (what, which) in &facts.servers {
         properties.push(Property::new(what, which));
     }

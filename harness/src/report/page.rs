@@ -160,7 +160,8 @@ fn reproduce(command: &str) -> Markup {
     }
 }
 
-/// What was tested: each service's version, the program or image that ran it, and where.
+/// What was tested: each service's version, the program or image that ran it, and where; the
+/// library a client program named.
 fn servers(facts: &RunFacts) -> Markup {
     html! {
         @if !facts.server_versions.is_empty() || !facts.servers.is_empty() {
@@ -168,6 +169,9 @@ fn servers(facts: &RunFacts) -> Markup {
             table class="parameters" id="servers" {
                 @for (server, version) in &facts.server_versions {
                     tr { th { (server) " version" } td { (version) } }
+                }
+                @for library in &facts.libraries {
+                    tr { th { "client library" } td { (library) } }
                 }
                 @for (what, which) in &facts.servers {
                     tr { th { (what) } td { (which) } }

@@ -61,8 +61,12 @@ struct RunInfo<'a> {
     interrupted: bool,
     crashed_clients: &'a [String],
     config: &'a RunConfig,
+    /// What outputs call the lock: its name, or an exec lock's short name (`--name`).
+    lock_name: &'static str,
     /// Each service's server version, as the setup line records it.
     server_versions: &'a serde_json::Value,
+    /// The libraries the client programs named in their hellos (an exec lock's).
+    client_libraries: &'a [String],
     /// Each service's server program (an executable, or ZooKeeper's folder of jars).
     server_bins: &'a serde_json::Value,
 }
@@ -109,7 +113,9 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
             interrupted,
             crashed_clients: &crashed_clients,
             config,
+            lock_name: config.lock.label(),
             server_versions: &setup["server_versions"],
+            client_libraries: &loaded.history.libraries,
             server_bins: &setup["server_bins"],
         },
         results: &loaded.results,

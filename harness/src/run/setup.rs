@@ -82,7 +82,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     })?;
     crate::tell!(
         "lockpick: {} ready on {} node(s) in {:.2} s",
-        config.lock.name(),
+        config.lock.label(),
         servers.len(),
         started.elapsed().as_secs_f64()
     );
@@ -113,12 +113,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     let clock = RunClock::start();
     let mut log = HistoryLog::create(&dir.join(store::HISTORY))?;
     let capabilities = config.lock.capabilities();
-    log.append(Op::new(
-        clock.now(),
-        Process::named(Process::HARNESS),
-        OpType::Info,
-        F::Setup,
-        json!({
+    let mut setup = json!({
             "lock": config.lock.name(),
             "token": capabilities.token,
             "ttl_ms": config.ttl.as_millis() as u64,
@@ -134,7 +129,16 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             "runtime_facts": runtime.facts(),
             "server_versions": server_versions,
             "server_bins": server_bins,
-        }),
+    });
+    if config.lock.label() != config.lock.name() {
+        setup["lock_name"] = json!(config.lock.label());
+    }
+    log.append(Op::new(
+        clock.now(),
+        Process::named(Process::HARNESS),
+        OpType::Info,
+        F::Setup,
+        setup,
     ))?;
 
     let (sender, events) = mpsc::channel();

@@ -12,6 +12,7 @@ fn facts() -> RunFacts {
         seed: Some(51),
         clients: Some(3),
         server_versions: vec![("n1".to_string(), "etcd 3.5.9".to_string())],
+        libraries: vec!["etcd clientv3 concurrency.Mutex".to_string()],
         servers: Vec::new(),
         started: DateTime::parse_from_rfc3339("2025-01-02T03:04:05Z").ok(),
         duration: Duration::from_millis(6500),
@@ -147,6 +148,7 @@ fn a_valid_run_is_four_passing_cases_with_the_runs_facts() {
         ("fencing", "on"),
         ("nemeses", "pause-holder"),
         ("server version n1", "etcd 3.5.9"),
+        ("client library", "etcd clientv3 concurrency.Mutex"),
     ] {
         let found = properties
             .iter()
