@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod compare_args;
+mod protocol_check_args;
 mod shrink_args;
 mod values;
 
 pub use crate::firewall::PartitionMode;
 pub use compare_args::{CellKnobs, CompareArgs, MergeArgs};
+pub use protocol_check_args::ProtocolCheckArgs;
 pub use shrink_args::{ShrinkArgs, ViolationKind};
 use values::{duration_word, lock_values, nemesis_values, runtime_values};
 
@@ -42,6 +44,10 @@ pub enum Command {
     /// Shrink a violating run to the smallest schedule that still fails, and a command that
     /// replays it.
     Shrink(Box<ShrinkArgs>),
+    /// Check in a few seconds that a client program for `--lock exec:<service>:<command>` keeps
+    /// the protocol's contract on a real server: its hello, its bounds, `fail` against
+    /// `unknown`, and a request held past the op timeout by a stopped server.
+    ProtocolCheck(ProtocolCheckArgs),
     /// Remove everything an earlier, crashed run left behind (namespaces, processes, files).
     Clean(CleanArgs),
     /// Write a stored run's report.html and junit.xml again.
