@@ -288,7 +288,7 @@ impl Checks<'_> {
     fn acquire_stopped(&mut self) -> (Outcome, String) {
         let server = self.testbed.server_program;
         let wrong = move |answer: &Answer| judge::not_unknown_while_stopped(answer, server);
-        let situation = format!("every {server} stopped with SIGSTOP");
+        let situation = format!("every {server} process stopped with SIGSTOP");
         let (outcome, detail, _) = self.exchange(
             0,
             "acquire",
@@ -303,7 +303,7 @@ impl Checks<'_> {
     fn release_stopped(&mut self) -> (Outcome, String) {
         let server = self.testbed.server_program;
         let wrong = move |answer: &Answer| judge::not_unknown_while_stopped(answer, server);
-        let situation = format!("it holds the lock, every {server} stopped with SIGSTOP");
+        let situation = format!("it holds the lock, every {server} process stopped with SIGSTOP");
         let (outcome, detail, _) = self.exchange(
             1,
             "release",
