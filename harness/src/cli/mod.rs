@@ -44,9 +44,18 @@ pub enum Command {
     /// Shrink a violating run to the smallest schedule that still fails, and a command that
     /// replays it.
     Shrink(Box<ShrinkArgs>),
-    /// Check in a few seconds that a client program for `--lock exec:<service>:<command>` keeps
-    /// the protocol's contract on a real server: its hello, its bounds, `fail` against
-    /// `unknown`, and a request held past the op timeout by a stopped server.
+    /// Check a client program for `--lock exec:<service>:<command>` against the protocol, in
+    /// seconds, on a real server.
+    ///
+    /// Two instances of the program, on the service's real servers: its hello, an acquire
+    /// granted within its bound, a contender refused with `fail` while the lock is held, a
+    /// release, and `unknown` within the bound for an acquire and a release while every server
+    /// is stopped (SIGSTOP) past the op timeout (see workloads/PROTOCOL.md).
+    #[command(
+        after_help = "Exit codes: 0 every check passed, 1 a check failed, 2 interrupted before \
+                      every check ran, 254 bad arguments or environment, 255 the harness itself \
+                      failed."
+    )]
     ProtocolCheck(ProtocolCheckArgs),
     /// Remove everything an earlier, crashed run left behind (namespaces, processes, files).
     Clean(CleanArgs),

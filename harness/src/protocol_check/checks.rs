@@ -68,12 +68,11 @@ pub fn run(
     );
     // A program killed for a breakage starts afresh for its next acquire, as in a run, and
     // before the servers stop (its library may connect as it starts).
-    let restart = checks.passed(HELLO) && !checks.instances[0].running();
-    let restarted = match restart {
+    let stop = checks.passed(HELLO) && !interrupt.load(Ordering::SeqCst);
+    let restarted = match stop && !checks.instances[0].running() {
         true => Some(checks.instances[0].start(testbed, &config.program)),
         false => None,
     };
-    let stop = checks.passed(HELLO) && !interrupt.load(Ordering::SeqCst);
     let stopped_at = Instant::now();
     if stop {
         testbed.stop_servers()?;
