@@ -26,6 +26,7 @@ pub mod locks;
 pub mod markdown_text;
 pub mod nemesis;
 pub mod program;
+pub mod protocol_check;
 pub mod report;
 pub mod resource;
 pub mod run;

@@ -13,8 +13,8 @@ use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
 use lockpick::terminal_text::neutral;
 use lockpick::{
-    bench, clean, client, compare, report, resource, run, say, shrink, store, summary, tell,
-    terminal,
+    bench, clean, client, compare, protocol_check, report, resource, run, say, shrink, store,
+    summary, tell, terminal,
 };
 
 const EXIT_BAD_INPUT: u8 = 254;
@@ -84,6 +84,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
             Ok(finished.results.valid.exit_code() as u8)
         }
         Command::Check(args) => check(&args),
+        Command::ProtocolCheck(args) => {
+            let interrupt = interrupt_on_signals()?;
+            protocol_check::protocol_check(&args, &interrupt)
+        }
         Command::Shrink(args) => shrink::shrink(&args, interrupt_on_signals()?),
         Command::Clean(args) => {
             if !nix::unistd::geteuid().is_root() {

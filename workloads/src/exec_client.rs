@@ -23,10 +23,31 @@ use crate::lock_client::{Grant, LockClient, Outcome};
 
 /// How long a program may take to start and say hello: interpreters and JVM-free runtimes
 /// start well within it, and a run's clients start before its faults.
-const HELLO_WITHIN: Duration = Duration::from_secs(10);
+pub const HELLO_WITHIN: Duration = Duration::from_secs(10);
 
 /// How long a program may take to exit after its stdin closes.
-const EXIT_GRACE: Duration = Duration::from_secs(2);
+pub const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// A program's environment (PROTOCOL.md's table): the servers as `ip:port`, the lease time and
+/// the bound on each request in ms, its client's process number and the lock's name.
+pub fn environment(
+    servers: &[String],
+    ttl_ms: u64,
+    op_timeout_ms: u64,
+    client: u64,
+    key: &str,
+) -> Vec<(String, String)> {
+    [
+        ("LOCKPICK_PROTOCOL", PROTOCOL_VERSION.to_string()),
+        ("LOCKPICK_SERVERS", servers.join(",")),
+        ("LOCKPICK_TTL_MS", ttl_ms.to_string()),
+        ("LOCKPICK_OP_TIMEOUT_MS", op_timeout_ms.to_string()),
+        ("LOCKPICK_CLIENT", client.to_string()),
+        ("LOCKPICK_KEY", key.to_string()),
+    ]
+    .map(|(name, value)| (name.to_string(), value))
+    .into()
+}
 
 /// Why a request got no answer.
 enum NoAnswer {
@@ -89,20 +110,15 @@ impl ExecClient {
     /// A client that runs `program` (already split into words) for the process `spec`
     /// describes. The program starts with the first operation.
     pub fn new(program: Vec<String>, spec: &ClientSpec) -> ExecClient {
-        let env = vec![
-            ("LOCKPICK_PROTOCOL".into(), PROTOCOL_VERSION.to_string()),
-            ("LOCKPICK_SERVERS".into(), spec.nodes.join(",")),
-            ("LOCKPICK_TTL_MS".into(), spec.ttl_ms.to_string()),
-            (
-                "LOCKPICK_OP_TIMEOUT_MS".into(),
-                spec.op_timeout_ms.to_string(),
-            ),
-            ("LOCKPICK_CLIENT".into(), spec.process.to_string()),
-            ("LOCKPICK_KEY".into(), spec.key.clone()),
-        ];
         ExecClient {
             program,
-            env,
+            env: environment(
+                &spec.nodes,
+                spec.ttl_ms,
+                spec.op_timeout_ms,
+                spec.process,
+                &spec.key,
+            ),
             ttl: spec.ttl(),
             timeout: spec.op_timeout(),
             clock: spec.run_clock(),

@@ -10,7 +10,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// The protocol version this lockpick speaks.
@@ -70,29 +70,30 @@ impl std::fmt::Display for Breakage {
     }
 }
 
-/// What the program answered to one request.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+/// What the program answered to one request (serialized back as the program would have written
+/// it, for `lockpick protocol-check` to show).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Answer {
     pub id: u64,
     pub result: Verdict,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<u64>,
     /// The lease is certainly held at least this long after the request was sent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_ms: Option<u64>,
     /// The lease has certainly ended this long after the answer, unless extended.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_ms: Option<u64>,
     /// The grant certainly came no earlier than this long after the request was received (a
     /// library that retries inside one acquire: when its last attempt was sent).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub granted_after_ms: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Ok,
@@ -145,8 +146,6 @@ impl Session {
         command
             .args(args)
             .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         // SAFETY: only prctl runs between fork and exec; it is async-signal-safe.
         unsafe {
@@ -155,7 +154,20 @@ impl Session {
                 Ok(())
             });
         }
+        Session::start_command(command, hello_within)
+    }
+
+    /// Starts a command already made (program, arguments, environment, where it runs and how it
+    /// dies) with its stdin and stdout as the protocol, and waits up to `hello_within` for its
+    /// hello.
+    pub fn start_command(
+        mut command: Command,
+        hello_within: Duration,
+    ) -> Result<Session, Breakage> {
+        let name = command.get_program().to_string_lossy().into_owned();
         let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .spawn()
             .map_err(|e| Breakage::CannotStart(format!("{name}: {e}")))?;
         let stdin = child.stdin.take().expect("piped");
@@ -169,7 +181,19 @@ impl Session {
             extends: false,
             library: None,
         };
-        let line = session.next_line(Instant::now() + hello_within, hello_within)?;
+        match session.hello(hello_within) {
+            Ok(()) => Ok(session),
+            // A program that cannot be spoken to is not left running.
+            Err(breakage) => {
+                session.kill();
+                Err(breakage)
+            }
+        }
+    }
+
+    /// Reads the hello, the program's first line.
+    fn hello(&mut self, within: Duration) -> Result<(), Breakage> {
+        let line = self.next_line(Instant::now() + within, within)?;
         let hello: Hello = serde_json::from_str(&line).map_err(|e| Breakage::Garbage {
             line: line.clone(),
             why: format!("expected the hello, {{\"protocol\": {PROTOCOL_VERSION}}}: {e}"),
@@ -177,9 +201,9 @@ impl Session {
         if hello.protocol != json!(PROTOCOL_VERSION) {
             return Err(Breakage::WrongVersion(hello.protocol));
         }
-        session.extends = hello.extend;
-        session.library = hello.library;
-        Ok(session)
+        self.extends = hello.extend;
+        self.library = hello.library;
+        Ok(())
     }
 
     /// Sends one request (`op` plus `fields`) and waits up to `bound` for its answer.
@@ -191,11 +215,8 @@ impl Session {
     ) -> Result<Answer, Breakage> {
         let deadline = Instant::now() + bound;
         let id = self.next_id;
+        let request = self.next_request(op, fields);
         self.next_id += 1;
-        let mut request = json!({ "id": id, "op": op });
-        if let (Value::Object(request), Value::Object(fields)) = (&mut request, fields) {
-            request.extend(fields);
-        }
         let sent = writeln!(self.stdin, "{request}").and_then(|()| self.stdin.flush());
         if sent.is_err() {
             return Err(self.died());
@@ -220,6 +241,15 @@ impl Session {
             self.oldest_unanswered = id + 1;
             return Ok(answer);
         }
+    }
+
+    /// The line the next request of `op` with `fields` will be.
+    pub fn next_request(&self, op: &str, fields: Value) -> Value {
+        let mut request = json!({ "id": self.next_id, "op": op });
+        if let (Value::Object(request), Value::Object(fields)) = (&mut request, fields) {
+            request.extend(fields);
+        }
+        request
     }
 
     /// The next line, by `deadline`; `bound` is the whole time allowed, for the message.

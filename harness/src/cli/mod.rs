@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod compare_args;
+mod protocol_check_args;
 mod shrink_args;
 mod values;
 
 pub use crate::firewall::PartitionMode;
 pub use compare_args::{CellKnobs, CompareArgs, MergeArgs};
+pub use protocol_check_args::ProtocolCheckArgs;
 pub use shrink_args::{ShrinkArgs, ViolationKind};
 use values::{duration_word, lock_values, nemesis_values, runtime_values};
 
@@ -42,6 +44,19 @@ pub enum Command {
     /// Shrink a violating run to the smallest schedule that still fails, and a command that
     /// replays it.
     Shrink(Box<ShrinkArgs>),
+    /// Check a client program for `--lock exec:<service>:<command>` against the protocol, in
+    /// seconds, on a real server.
+    ///
+    /// Two instances of the program, on the service's real servers: its hello, an acquire
+    /// granted within its bound, a contender refused with `fail` while the lock is held, a
+    /// release, and `unknown` within the bound for an acquire and a release while every server
+    /// is stopped (SIGSTOP) past the op timeout (see workloads/PROTOCOL.md).
+    #[command(
+        after_help = "Exit codes: 0 every check passed, 1 a check failed, 2 interrupted before \
+                      every check ran, 254 bad arguments or environment, 255 the harness itself \
+                      failed."
+    )]
+    ProtocolCheck(ProtocolCheckArgs),
     /// Remove everything an earlier, crashed run left behind (namespaces, processes, files).
     Clean(CleanArgs),
     /// Write a stored run's report.html and junit.xml again.

@@ -67,6 +67,12 @@ pub(super) fn runtime_values() -> PossibleValuesParser {
     )
 }
 
+/// The `--service` values of `protocol-check`: the built-in locks whose servers a user's program
+/// can take.
+pub(super) fn service_values() -> PossibleValuesParser {
+    PossibleValuesParser::new(crate::locks::exec::service_names())
+}
+
 /// The `--nemesis` values: `none` and every nemesis in the catalogue.
 pub(super) fn nemesis_values() -> PossibleValuesParser {
     let none = PossibleValue::new(crate::nemesis::NONE).help("No faults.");

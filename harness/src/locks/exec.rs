@@ -57,6 +57,14 @@ pub fn check_short_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The built-in lock named `name` whose servers an exec lock can run.
+pub fn service(name: &str) -> Option<&'static dyn Lock> {
+    super::LOCKS
+        .iter()
+        .copied()
+        .find(|lock| lock.name() == name && lock.lends_servers())
+}
+
 pub struct Exec {
     name: &'static str,
     /// The short name outputs show, when one was given.
@@ -101,11 +109,7 @@ fn parse(name: &str) -> Result<Exec, String> {
     let (service, command) = rest.split_once(':').ok_or_else(|| {
         format!("{name} names no command: write {PREFIX}<service>:<command>, as exec:redis:python3 client.py")
     })?;
-    let Some(service) = super::LOCKS
-        .iter()
-        .copied()
-        .find(|l| l.name() == service && l.lends_servers())
-    else {
+    let Some(service) = self::service(service) else {
         return Err(format!(
             "{service:?} is not a service an exec lock can use: one of {}",
             service_names().join(", ")

@@ -24,7 +24,7 @@ use lockpick_checkers::Results;
 use serde::Serialize;
 
 pub use crate::scratch::SCRATCH_ROOT;
-pub use preflight::preflight;
+pub use preflight::{preflight, require_programs};
 
 use crate::config::RunConfig;
 use crate::report::HistoryFacts;

@@ -6,7 +6,7 @@ use anyhow::Result;
 use crate::config::{bad, RunConfig};
 use crate::faketime;
 use crate::service::catalogue::ClockMover;
-use crate::service::{find_program, Requirement};
+use crate::service::Requirement;
 
 pub fn preflight(config: &RunConfig) -> Result<()> {
     if !nix::unistd::geteuid().is_root() {
@@ -14,10 +14,6 @@ pub fn preflight(config: &RunConfig) -> Result<()> {
             "lockpick run needs root: it creates network namespaces and signals the processes \
              it starts (run it with sudo)",
         ));
-    }
-    let mut missing = Vec::new();
-    if find_program("ip").is_none() {
-        missing.push(("ip", "iproute2"));
     }
     let needs = config.needs();
     // Servers from an image need nothing installed on the host.
@@ -51,18 +47,25 @@ pub fn preflight(config: &RunConfig) -> Result<()> {
             package: "faketime",
         });
     }
-    for r in requirements {
-        if !r.is_met() {
-            missing.push((r.program, r.package));
-        }
+    require_programs(requirements)
+}
+
+/// Fails with the first of `ip` and `requirements` that is missing, naming its package.
+pub fn require_programs(requirements: Vec<Requirement>) -> Result<()> {
+    let ip = Requirement {
+        program: "ip",
+        package: "iproute2",
+    };
+    match std::iter::once(ip)
+        .chain(requirements)
+        .find(|r| !r.is_met())
+    {
+        Some(r) => Err(bad(format!(
+            "{} is not installed (not found on PATH): install it with `apt-get install {}`",
+            r.program, r.package
+        ))),
+        None => Ok(()),
     }
-    if let Some((program, package)) = missing.first() {
-        return Err(bad(format!(
-            "{program} is not installed (not found on PATH): install it with \
-             `apt-get install {package}`"
-        )));
-    }
-    Ok(())
 }
 
 /// Why a server's vDSO cannot be patched on this machine, if it cannot.
