@@ -85,6 +85,41 @@ def bounded_acquire(wait_s):
     return attempt, {"result": "ok", "token": int(attempt.node[-10:]), "valid_ms": TTL_MS}
 
 
+def bounded_release(held):
+    """kazoo's Lock.release, kept within the op timeout: it goes through kazoo's command retry,
+    which has no limit, so a release sent while the ensemble is unreachable would never
+    answer. It runs on a thread; one that overruns is answered `unknown` (it may still delete
+    the node later, or the session's end will)."""
+    state = {"done": False, "error": None}
+    guard = threading.Lock()
+
+    def run():
+        error = None
+        try:
+            held.release()
+        except KazooException as e:
+            error = e
+        with guard:
+            state.update(done=True, error=error)
+
+    threading.Thread(target=run, daemon=True).start()
+    deadline = time.monotonic() + OP_TIMEOUT_S * 0.8
+    while time.monotonic() < deadline:
+        with guard:
+            if state["done"]:
+                break
+        time.sleep(0.005)
+    with guard:
+        if not state["done"]:
+            return {"result": "unknown", "error": "kazoo's release overran its bound"}
+        if state["error"] is not None:
+            e = state["error"]
+            return {"result": "unknown", "error": f"{type(e).__name__}: {e}"}
+    if session["lost"]:
+        return {"result": "fail", "error": "the session expired while held"}
+    return {"result": "ok"}
+
+
 def handle(request):
     global lock
     op = request["op"]
@@ -97,10 +132,7 @@ def handle(request):
             if lock is None:
                 return {"result": "fail", "error": "no lock held"}
             held, lock = lock, None
-            held.release()
-            if session["lost"]:
-                return {"result": "fail", "error": "the session expired while held"}
-            return {"result": "ok"}
+            return bounded_release(held)
         return {"result": "fail", "error": f"unknown op {op}"}
     except LockTimeout as e:
         return {"result": "fail", "error": f"LockTimeout: {e}"}

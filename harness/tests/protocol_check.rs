@@ -4,7 +4,9 @@
 //! it may have sent fails the unknown check; bad input is refused before anything is made, and
 //! nothing is left behind, Ctrl-C included.
 //!
-//! Needs Debian's redis-server and python3-redis.
+//! The kazoo example's release is bounded too, on a real ZooKeeper ensemble.
+//!
+//! Needs Debian's redis-server, python3-redis, zookeeper and python3-kazoo.
 
 mod common;
 
@@ -126,6 +128,25 @@ fn a_client_that_keeps_the_protocol_passes_every_check() {
         "{}",
         checked.stdout
     );
+    checked.left_nothing();
+}
+
+#[test]
+fn kazoos_release_is_bounded_so_a_stopped_ensemble_gets_unknown_in_time() {
+    // Measured: the kazoo example's release went through kazoo's unlimited command retry and
+    // never answered while every ZooKeeper server was stopped (2 of 2 tries).
+    let program = example("python-kazoo/lock_client.py");
+    let checked = protocol_check(&["--service", "zookeeper"], &[&program]);
+    assert_eq!(
+        checked.code,
+        Some(0),
+        "{}\n{}",
+        checked.stdout,
+        checked.stderr
+    );
+    let release = checked.line("release while stopped");
+    assert!(release.trim_start().starts_with("pass"), "{release}");
+    assert!(release.contains(r#""result":"unknown""#), "{release}");
     checked.left_nothing();
 }
 
