@@ -85,6 +85,58 @@ fn python_redis_lock_under_a_paused_holder_is_outlived_and_accepts_stale_writes(
     );
 }
 
+/// The renew lines of a run's history whose lease has a known end.
+fn bounded_renewals(r: &Run) -> usize {
+    r.history()
+        .iter()
+        .filter(|op| op["f"] == "renew" && op["value"]["lease"]["expires_by"].is_u64())
+        .count()
+}
+
+#[test]
+fn python_redis_lock_renewing_in_the_background_keeps_its_lease_through_long_work() {
+    // Work of 1.5 s under a 1 s lease: only the library's own renewals (every 667 ms, each
+    // reported) keep it, and each is recorded with a bound.
+    let command = format!(
+        "{} --auto-renewal",
+        example("python-redis-lock/lock_client.py")
+    );
+    let line = "--time-limit 6s --clients 2 --ttl 1s --work 1500ms";
+    let (r, _store) = exec_run("redis", &command, line);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 2, "only {} holds", r.holds());
+    assert!(bounded_renewals(&r) >= r.holds() as usize, "{}", r.stdout);
+}
+
+#[test]
+fn python_redis_lock_renewing_in_the_background_under_a_paused_holder_is_outlived() {
+    // The library's renewal thread is frozen with its holder, 2.5 s over a 1 s lease. Since the
+    // program reports every renewal, the holder's lease is known to have ended 1 s after its
+    // last one, and the overlaps are decidably outlived leases, not "undecidable".
+    let command = format!(
+        "{} --auto-renewal",
+        example("python-redis-lock/lock_client.py")
+    );
+    let line = "--nemesis pause-holder --fencing off --time-limit 8s --clients 3 --ttl 1s \
+                --pause 2500ms --fault-interval 500ms --seed 31";
+    let (r, _store) = exec_run("redis", &command, line);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let causes = causes(&r);
+    assert!(!causes.is_empty(), "{}", r.stdout);
+    let outlived = causes.iter().filter(|c| *c == "outlived-lease").count();
+    assert!(outlived * 10 >= causes.len() * 8, "{causes:?}");
+    assert!(
+        !causes.iter().any(|c| c == "granted-under-live-lease"),
+        "{causes:?}"
+    );
+    let report = std::fs::read_to_string(r.dir.join("report.html")).unwrap();
+    assert!(
+        report.contains("because a frozen holder outlived its lease"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn python_redis_lock_refuses_a_ttl_it_cannot_keep_with_one_line() {
     let command = example("python-redis-lock/lock_client.py");

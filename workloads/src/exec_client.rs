@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::client_spec::ClientSpec;
 use crate::clock::RunClock;
+use crate::exec_renewal::Renewals;
 use crate::exec_server_check::ServerCheck;
 use crate::exec_session::{Answer, Breakage, Session, Verdict, PROTOCOL_VERSION};
 use crate::lease::{Lease, OnRenewal, Renewed, ServerLease, Watchdog};
@@ -49,6 +50,8 @@ pub struct ExecClient {
     /// Asks the lock's server for its own count of each granted or extended lease, when it can
     /// be asked (shared with the watchdog that sends `extend`).
     server_check: Arc<Mutex<Option<ServerCheck>>>,
+    /// Where the renewals a program's library makes in the background are reported.
+    renewals: Renewals,
 }
 
 /// The running program (if any), shared with the watchdog that sends `extend`.
@@ -107,6 +110,7 @@ impl ExecClient {
             })),
             watchdog: None,
             server_check: Arc::new(Mutex::new(None)),
+            renewals: Renewals::new(spec.run_clock()),
         }
     }
 
@@ -150,7 +154,7 @@ impl ExecClient {
             if !start {
                 return Err(NoAnswer::Gone);
             }
-            match Session::start(&self.program, &self.env, HELLO_WITHIN) {
+            match Session::start(&self.program, &self.env, HELLO_WITHIN, &self.renewals) {
                 Ok(session) => shared.session = Some(session),
                 Err(breakage) => {
                     let message = shared.broke(&self.shown(), &breakage, "its start");
@@ -237,9 +241,20 @@ impl ExecClient {
 
 impl LockClient for ExecClient {
     fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
-        // The program may wait `wait` for the lock, then has the op timeout to answer.
+        // The program may wait `wait` for the lock, then has the op timeout to answer. Which of
+        // `extend` or reported renewals it uses is known from its hello, once it has started;
+        // both hear of renewals through one `on_renewal`.
+        let on_renewal = Arc::new(Mutex::new(on_renewal));
+        let reported = Arc::clone(&on_renewal);
+        self.renewals.expect(Box::new(move |lease, server| {
+            (reported.lock().unwrap_or_else(|e| e.into_inner()))(lease, server)
+        }));
         let fields = json!({ "wait_ms": wait.as_millis() as u64 });
-        let (answer, invoke) = match self.exchange("acquire", fields, wait + self.timeout, true) {
+        let exchanged = self.exchange("acquire", fields, wait + self.timeout, true);
+        if !matches!(&exchanged, Ok((answer, _)) if answer.result == Verdict::Ok) {
+            self.renewals.stop();
+        }
+        let (answer, invoke) = match exchanged {
             Ok(sent) => sent,
             Err(NoAnswer::Lost(why)) => return Outcome::Info(why),
             Err(NoAnswer::NotSent(why)) => {
@@ -263,8 +278,14 @@ impl LockClient for ExecClient {
                     shared.session.as_ref().is_some_and(|s| s.extends)
                 };
                 if extends {
-                    self.start_watchdog(lease, on_renewal);
+                    self.start_watchdog(
+                        lease,
+                        Box::new(move |lease, server| {
+                            (on_renewal.lock().unwrap_or_else(|e| e.into_inner()))(lease, server)
+                        }),
+                    );
                 }
+                self.renewals.granted(lease);
                 Outcome::Ok(Grant {
                     token: answer.token,
                     handle: answer.id.to_string(),
@@ -286,7 +307,11 @@ impl LockClient for ExecClient {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
-        match self.exchange("release", json!({}), self.timeout, false) {
+        let released = self.exchange("release", json!({}), self.timeout, false);
+        // A renewal the library finished while releasing (python-redis-lock's release waits for
+        // its renewal thread) is reported before the answer, and still recorded.
+        self.renewals.stop();
+        match released {
             Ok((answer, _)) => match answer.result {
                 Verdict::Ok => Outcome::Ok(()),
                 Verdict::Fail => Outcome::Fail(
@@ -315,6 +340,7 @@ impl Drop for ExecClient {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
+        self.renewals.stop();
         let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(session) = shared.session.take() {
             session.finish(EXIT_GRACE);
