@@ -3,7 +3,10 @@
 //! on ioredis (npm, vendored as its tarballs), on a real Redis. Each is
 //! valid without faults and shows, under a holder paused past its lease, the verdict it gives:
 //! overlapping holders that outlived their lease (decidably so, since the program reports its
-//! bounds and its grant times) and stale writes the unfenced resource accepted.
+//! bounds and its grant times) and stale writes the unfenced resource accepted. Both also run
+//! with their library's own background renewal (`--auto-renewal`, `--refresh`), each renewal
+//! reported (`renewed`): the lease keeps a known end, so a frozen holder's overlaps stay
+//! decidable.
 //!
 //! Needs Debian's python3-redis and nodejs (`.ci/install-packages`).
 
@@ -181,6 +184,34 @@ fn redis_semaphore_under_a_paused_holder_is_outlived_and_accepts_stale_writes() 
     assert!(r.stale("stale_writes") > 0, "{}", r.stdout);
     // Measured here: 29 of 30 outlived, 1 not decidable.
     let causes = causes(&r);
+    let outlived = causes.iter().filter(|c| *c == "outlived-lease").count();
+    assert!(outlived * 10 >= causes.len() * 8, "{causes:?}");
+    assert!(
+        !causes.iter().any(|c| c == "granted-under-live-lease"),
+        "{causes:?}"
+    );
+}
+
+#[test]
+fn redis_semaphore_refreshing_in_the_background_keeps_its_lease_through_long_work() {
+    // The Mutex's own refresh every 800 ms, each reported, keeps a 1 s lease through 1.5 s work.
+    let command = format!("{} --refresh", redis_semaphore_client());
+    let line = "--time-limit 6s --clients 2 --ttl 1s --work 1500ms";
+    let (r, _store) = exec_run("redis", &command, line);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 2, "only {} holds", r.holds());
+    assert!(bounded_renewals(&r) >= r.holds() as usize, "{}", r.stdout);
+}
+
+#[test]
+fn redis_semaphore_refreshing_in_the_background_under_a_paused_holder_is_outlived() {
+    let command = format!("{} --refresh", redis_semaphore_client());
+    let line = "--nemesis pause-holder --fencing off --time-limit 8s --clients 3 --ttl 1s \
+                --pause 2500ms --fault-interval 500ms --seed 31";
+    let (r, _store) = exec_run("redis", &command, line);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let causes = causes(&r);
+    assert!(!causes.is_empty(), "{}", r.stdout);
     let outlived = causes.iter().filter(|c| *c == "outlived-lease").count();
     assert!(outlived * 10 >= causes.len() * 8, "{causes:?}");
     assert!(

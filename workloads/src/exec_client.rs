@@ -245,10 +245,7 @@ impl LockClient for ExecClient {
         // `extend` or reported renewals it uses is known from its hello, once it has started;
         // both hear of renewals through one `on_renewal`.
         let on_renewal = Arc::new(Mutex::new(on_renewal));
-        let reported = Arc::clone(&on_renewal);
-        self.renewals.expect(Box::new(move |lease, server| {
-            (reported.lock().unwrap_or_else(|e| e.into_inner()))(lease, server)
-        }));
+        self.renewals.expect(shared_renewal(&on_renewal));
         let fields = json!({ "wait_ms": wait.as_millis() as u64 });
         let exchanged = self.exchange("acquire", fields, wait + self.timeout, true);
         if !matches!(&exchanged, Ok((answer, _)) if answer.result == Verdict::Ok) {
@@ -278,12 +275,7 @@ impl LockClient for ExecClient {
                     shared.session.as_ref().is_some_and(|s| s.extends)
                 };
                 if extends {
-                    self.start_watchdog(
-                        lease,
-                        Box::new(move |lease, server| {
-                            (on_renewal.lock().unwrap_or_else(|e| e.into_inner()))(lease, server)
-                        }),
-                    );
+                    self.start_watchdog(lease, shared_renewal(&on_renewal));
                 }
                 self.renewals.granted(lease);
                 Outcome::Ok(Grant {
@@ -333,6 +325,14 @@ impl LockClient for ExecClient {
             ),
         }
     }
+}
+
+/// One more caller of a grant's `on_renewal`.
+fn shared_renewal(on_renewal: &Arc<Mutex<OnRenewal>>) -> OnRenewal {
+    let on_renewal = Arc::clone(on_renewal);
+    Box::new(move |lease, server| {
+        (on_renewal.lock().unwrap_or_else(|e| e.into_inner()))(lease, server)
+    })
 }
 
 impl Drop for ExecClient {
