@@ -76,6 +76,18 @@ class ReportedLock(redis_lock.Lock):
         say({"renewed": "ok", "expires_ms": EXPIRES_MS})
 
 
+def renewal_thread_ended(args):
+    """A renewal that raised ends the library's renewal thread (reported above): one line in the
+    client's log, not a traceback."""
+    if isinstance(args.exc_value, (redis_lock.NotAcquired, RedisError)):
+        print(f"{sys.argv[0]}: the renewal thread stopped: {args.exc_value}", file=sys.stderr)
+    else:
+        threading.__excepthook__(args)
+
+
+threading.excepthook = renewal_thread_ended
+
+
 def acquire(wait_s):
     """Non-blocking attempts 10 ms apart (the library's blocking acquire waits on a BLPOP in
     whole seconds, past the op's bound), each with a fresh Lock (a fresh random id), so that the
