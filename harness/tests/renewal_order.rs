@@ -1,8 +1,8 @@
 //! A renewal is recorded only after its grant, for every built-in client and for an exec
-//! client (its `extend`s, and the background renewals a program reports): each grant is made to reach the worker two thirds of a TTL late
-//! (`LOCKPICK_INJECT_CLIENT=late-grant:all`), so the lease's watchdog renews before the worker
-//! records the acquire's `ok`, the race an etcd keep-alive once won by 0.8 ms, making the
-//! checker call our own history malformed.
+//! client (its `extend`s, and the background renewals a program reports): each grant is made to
+//! reach the worker two thirds of a TTL late (`LOCKPICK_INJECT_CLIENT=late-grant:all`), so the
+//! lease's watchdog renews before the worker records the acquire's `ok`, the race an etcd
+//! keep-alive once won by 0.8 ms, making the checker call our own history malformed.
 
 mod common;
 
