@@ -163,6 +163,37 @@ fn a_holder_frozen_past_its_lease_silence_outlived_its_lease() {
     );
 }
 
+/// A client program whose library renews in the background and reports each renewal: acquired
+/// at 10 ms (gone by 1010 ms unless renewed), renewed as reported at 700 ms (`expires_by`
+/// given, or none for an unknown outcome), frozen from 750 ms to 3000 ms; client 1 invoked at
+/// `b_invoked`. No lease silence: only the reports bound the lease.
+fn reported_renewal_then_frozen(renewal_ends: Option<u64>, b_invoked: u64) -> Overlap {
+    let mut h = History::with_setup("none", "pause-holder", None);
+    h.acquire_leased(0, "0.1", (0, ms(10)), (ms(1000), Some(ms(1010))), None)
+        .renew(0, "0.1", ms(700), ms(1000), renewal_ends)
+        .fault_with(ms(750), Some(ms(3000)), pause_of_client_0(true))
+        .acquire(1, "1.1", b_invoked, b_invoked + ms(5), None)
+        .release(1, "1.1", ms(2900), ms(2901))
+        .release(0, "0.1", ms(3100), ms(3101))
+        .final_read_agreeing(ms(3200));
+    only_overlap(&check(&h.ops)).clone()
+}
+
+#[test]
+fn a_frozen_holder_outlived_the_lease_its_last_reported_renewal_bounds() {
+    // The renewal at 700 ms moved the end to 1700 ms: a grant at 1750 ms came after it.
+    let o = reported_renewal_then_frozen(Some(ms(1700)), ms(1750));
+    assert_eq!(o.cause, OverlapCause::OutlivedLease, "{}", o.why);
+    assert!(o.why.contains("ended by 1.700 s"), "{}", o.why);
+    // A grant at 1500 ms is past the acquire's bound but not the renewal's: not decidable.
+    let o = reported_renewal_then_frozen(Some(ms(1700)), ms(1500));
+    assert_eq!(o.cause, OverlapCause::Undecidable, "{}", o.why);
+    // A renewal of unknown outcome leaves the lease unbounded, however long the freeze.
+    let o = reported_renewal_then_frozen(None, ms(2500));
+    assert_eq!(o.cause, OverlapCause::Undecidable, "{}", o.why);
+    assert_eq!(o.why, "no upper bound on the lease of 0.1");
+}
+
 /// Like `overlap_of` with an unbounded lease, the next grant invoked at 2000 ms.
 fn overlap_of_late(mut h: History) -> History {
     h.acquire_leased(0, "0.1", (0, ms(10)), (ms(1000), None), None)

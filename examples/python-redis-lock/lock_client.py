@@ -4,19 +4,23 @@
 the wheel itself, so nothing is installed), against the first server of LOCKPICK_SERVERS.
 
     lockpick run --lock 'exec:redis:examples/python-redis-lock/lock_client.py'
+    lockpick run --lock 'exec:redis:examples/python-redis-lock/lock_client.py --auto-renewal'
 
 Its Lock is `SET lock:<name> <random id> NX EX <expire>` (whole seconds), released and
 extended by Lua scripts that check the id; it hands out no fencing token. The lease is the
 key's EX: held for at least the expire after the request was sent, gone at most the expire
-after the answer, unless extended (this client answers `extend` with Lock.extend, the
-library's own call; its `auto_renewal` thread is not used, so that lockpick sees every
-renewal). Needs redis-py (Debian: python3-redis) and a TTL of whole seconds."""
+after the answer, unless extended. By default this client answers lockpick's `extend` with
+Lock.extend, the library's own call. With --auto-renewal the library's own `auto_renewal`
+thread renews the lease every two thirds of the expire, and the program reports each of its
+renewals (`renewed`, PROTOCOL.md), so lockpick still knows when the lease can have ended.
+Needs redis-py (Debian: python3-redis) and a TTL of whole seconds."""
 import glob
 import importlib.metadata
 import json
 import logging
 import os
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,8 +45,47 @@ host, port = os.environ["LOCKPICK_SERVERS"].split(",")[0].rsplit(":", 1)
 server = redis.StrictRedis(host=host, port=int(port), socket_timeout=TIMEOUT_S,
                            socket_connect_timeout=TIMEOUT_S, retry_on_timeout=False)
 NAME = os.environ["LOCKPICK_KEY"]
-LEASE = {"valid_ms": TTL_MS, "expires_ms": TTL_MS}
+AUTO_RENEWAL = "--auto-renewal" in sys.argv[1:]
+# Redis drops a key once its clock in whole ms is past the expiry: up to 1 ms after it. A
+# renewal's report counts from after its reply, but stays 2 ms wide all the same.
+EXPIRES_MS = TTL_MS + 2 if AUTO_RENEWAL else TTL_MS
+LEASE = {"valid_ms": TTL_MS, "expires_ms": EXPIRES_MS}
 lock = None
+# The renewal thread and the request loop both print: one line at a time.
+stdout_lock = threading.Lock()
+
+
+def say(message):
+    with stdout_lock:
+        print(json.dumps(message), flush=True)
+
+
+class ReportedLock(redis_lock.Lock):
+    """The library's Lock, whose renewal thread calls `extend`: each renewal is reported once its
+    outcome is known. A renewal that raises ends the library's renewal thread."""
+
+    def extend(self, expire=None):
+        try:
+            super().extend(expire)
+        except redis_lock.NotAcquired as e:
+            say({"renewed": "fail", "error": f"no longer ours: {e}"})
+            raise
+        except RedisError as e:  # a timeout after sending: it may still be applied
+            say({"renewed": "unknown", "error": f"{type(e).__name__}: {e}"})
+            raise
+        say({"renewed": "ok", "expires_ms": EXPIRES_MS})
+
+
+def renewal_thread_ended(args):
+    """A renewal that raised ends the library's renewal thread (reported above): one line in the
+    client's log, not a traceback."""
+    if isinstance(args.exc_value, (redis_lock.NotAcquired, RedisError)):
+        print(f"{sys.argv[0]}: the renewal thread stopped: {args.exc_value}", file=sys.stderr)
+    else:
+        threading.__excepthook__(args)
+
+
+threading.excepthook = renewal_thread_ended
 
 
 def acquire(wait_s):
@@ -53,7 +96,10 @@ def acquire(wait_s):
     received = time.monotonic()
     while True:
         attempt = time.monotonic()
-        candidate = redis_lock.Lock(server, NAME, expire=TTL_MS // 1000)
+        if AUTO_RENEWAL:
+            candidate = ReportedLock(server, NAME, expire=TTL_MS // 1000, auto_renewal=True)
+        else:
+            candidate = redis_lock.Lock(server, NAME, expire=TTL_MS // 1000)
         if candidate.acquire(blocking=False):
             lock = candidate
             granted_after_ms = int((attempt - received) * 1000)
@@ -83,8 +129,11 @@ def handle(request):
 
 
 version = importlib.metadata.version("python-redis-lock")
-print(json.dumps({"protocol": 1, "library": f"python-redis-lock {version}, redis-py "
-                  f"{redis.__version__}", "extend": True}), flush=True)
+library = f"python-redis-lock {version}, redis-py {redis.__version__}"
+if AUTO_RENEWAL:
+    say({"protocol": 1, "library": f"{library}, auto_renewal", "reports_renewals": True})
+else:
+    say({"protocol": 1, "library": library, "extend": True})
 for line in sys.stdin:
     request = json.loads(line)
-    print(json.dumps({"id": request["id"], **handle(request)}), flush=True)
+    say({"id": request["id"], **handle(request)})

@@ -3,7 +3,10 @@
 //! on ioredis (npm, vendored as its tarballs), on a real Redis. Each is
 //! valid without faults and shows, under a holder paused past its lease, the verdict it gives:
 //! overlapping holders that outlived their lease (decidably so, since the program reports its
-//! bounds and its grant times) and stale writes the unfenced resource accepted.
+//! bounds and its grant times) and stale writes the unfenced resource accepted. Both also run
+//! with their library's own background renewal (`--auto-renewal`, `--refresh`), each renewal
+//! reported (`renewed`): the lease keeps a known end, so a frozen holder's overlaps stay
+//! decidable.
 //!
 //! Needs Debian's python3-redis and nodejs (`.ci/install-packages`).
 
@@ -85,6 +88,58 @@ fn python_redis_lock_under_a_paused_holder_is_outlived_and_accepts_stale_writes(
     );
 }
 
+/// The renew lines of a run's history whose lease has a known end.
+fn bounded_renewals(r: &Run) -> usize {
+    r.history()
+        .iter()
+        .filter(|op| op["f"] == "renew" && op["value"]["lease"]["expires_by"].is_u64())
+        .count()
+}
+
+#[test]
+fn python_redis_lock_renewing_in_the_background_keeps_its_lease_through_long_work() {
+    // Work of 1.5 s under a 1 s lease: only the library's own renewals (every 667 ms, each
+    // reported) keep it, and each is recorded with a bound.
+    let command = format!(
+        "{} --auto-renewal",
+        example("python-redis-lock/lock_client.py")
+    );
+    let line = "--time-limit 6s --clients 2 --ttl 1s --work 1500ms";
+    let (r, _store) = exec_run("redis", &command, line);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 2, "only {} holds", r.holds());
+    assert!(bounded_renewals(&r) >= r.holds() as usize, "{}", r.stdout);
+}
+
+#[test]
+fn python_redis_lock_renewing_in_the_background_under_a_paused_holder_is_outlived() {
+    // The library's renewal thread is frozen with its holder, 2.5 s over a 1 s lease. Since the
+    // program reports every renewal, the holder's lease is known to have ended 1 s after its
+    // last one, and the overlaps are decidably outlived leases, not "undecidable".
+    let command = format!(
+        "{} --auto-renewal",
+        example("python-redis-lock/lock_client.py")
+    );
+    let line = "--nemesis pause-holder --fencing off --time-limit 8s --clients 3 --ttl 1s \
+                --pause 2500ms --fault-interval 500ms --seed 31";
+    let (r, _store) = exec_run("redis", &command, line);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let causes = causes(&r);
+    assert!(!causes.is_empty(), "{}", r.stdout);
+    let outlived = causes.iter().filter(|c| *c == "outlived-lease").count();
+    assert!(outlived * 10 >= causes.len() * 8, "{causes:?}");
+    assert!(
+        !causes.iter().any(|c| c == "granted-under-live-lease"),
+        "{causes:?}"
+    );
+    let report = std::fs::read_to_string(r.dir.join("report.html")).unwrap();
+    assert!(
+        report.contains("because a frozen holder outlived its lease"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn python_redis_lock_refuses_a_ttl_it_cannot_keep_with_one_line() {
     let command = example("python-redis-lock/lock_client.py");
@@ -129,6 +184,34 @@ fn redis_semaphore_under_a_paused_holder_is_outlived_and_accepts_stale_writes() 
     assert!(r.stale("stale_writes") > 0, "{}", r.stdout);
     // Measured here: 29 of 30 outlived, 1 not decidable.
     let causes = causes(&r);
+    let outlived = causes.iter().filter(|c| *c == "outlived-lease").count();
+    assert!(outlived * 10 >= causes.len() * 8, "{causes:?}");
+    assert!(
+        !causes.iter().any(|c| c == "granted-under-live-lease"),
+        "{causes:?}"
+    );
+}
+
+#[test]
+fn redis_semaphore_refreshing_in_the_background_keeps_its_lease_through_long_work() {
+    // The Mutex's own refresh every 800 ms, each reported, keeps a 1 s lease through 1.5 s work.
+    let command = format!("{} --refresh", redis_semaphore_client());
+    let line = "--time-limit 6s --clients 2 --ttl 1s --work 1500ms";
+    let (r, _store) = exec_run("redis", &command, line);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 2, "only {} holds", r.holds());
+    assert!(bounded_renewals(&r) >= r.holds() as usize, "{}", r.stdout);
+}
+
+#[test]
+fn redis_semaphore_refreshing_in_the_background_under_a_paused_holder_is_outlived() {
+    let command = format!("{} --refresh", redis_semaphore_client());
+    let line = "--nemesis pause-holder --fencing off --time-limit 8s --clients 3 --ttl 1s \
+                --pause 2500ms --fault-interval 500ms --seed 31";
+    let (r, _store) = exec_run("redis", &command, line);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let causes = causes(&r);
+    assert!(!causes.is_empty(), "{}", r.stdout);
     let outlived = causes.iter().filter(|c| *c == "outlived-lease").count();
     assert!(outlived * 10 >= causes.len() * 8, "{causes:?}");
     assert!(

@@ -1,8 +1,8 @@
 //! A renewal is recorded only after its grant, for every built-in client and for an exec
-//! client: each grant is made to reach the worker two thirds of a TTL late
-//! (`LOCKPICK_INJECT_CLIENT=late-grant:all`), so the lease's watchdog renews before the worker
-//! records the acquire's `ok`, the race an etcd keep-alive once won by 0.8 ms, making the
-//! checker call our own history malformed.
+//! client (its `extend`s, and the background renewals a program reports): each grant is made to
+//! reach the worker two thirds of a TTL late (`LOCKPICK_INJECT_CLIENT=late-grant:all`), so the
+//! lease's watchdog renews before the worker records the acquire's `ok`, the race an etcd
+//! keep-alive once won by 0.8 ms, making the checker call our own history malformed.
 
 mod common;
 
@@ -106,4 +106,48 @@ fn an_exec_programs_extends_come_after_their_grant() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let program = root.join("examples/python-redis/lock_client.py");
     every_renewal_comes_after_its_grant(&format!("exec:redis:{}", program.display()));
+}
+
+/// The renewal reports (`renewed`) read before their grant reached the worker: each is bounded
+/// `expires_ms` after the moment it was read, so one read before the acquire's `ok` was recorded
+/// ends before that `ok` plus `expires_ms`.
+fn reports_read_before_their_grant_was_recorded(history: &[Value], expires_ns: u64) -> usize {
+    let mut granted_at = std::collections::HashMap::new();
+    let mut early = 0;
+    for op in history {
+        let acquisition = op["value"]["acquisition"].as_str().unwrap_or("");
+        match (op["f"].as_str(), op["type"].as_str()) {
+            (Some("acquire"), Some("ok")) => {
+                granted_at.insert(acquisition.to_string(), op["time"].as_u64().unwrap());
+            }
+            (Some("renew"), _) => {
+                let granted = granted_at[acquisition];
+                let ends = op["value"]["lease"]["expires_by"].as_u64().unwrap();
+                if ends < granted + expires_ns {
+                    early += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    early
+}
+
+#[test]
+fn an_exec_programs_reported_background_renewals_come_after_their_grant() {
+    // python-redis-lock's own renewal thread renews two thirds of the expire after the grant,
+    // before the late grant reaches the worker: its reports wait behind the grant.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let program = root.join("examples/python-redis-lock/lock_client.py");
+    let lock = format!("exec:redis:{} --auto-renewal", program.display());
+    let (r, _store) = late_grants(&lock);
+    assert_eq!(r.code, 0, "{lock}:\n{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.valid(), "valid", "{lock}: {}", r.stdout);
+    assert!(r.results["malformed"].is_null(), "{lock}: {}", r.results);
+    let early = reports_read_before_their_grant_was_recorded(&r.history(), 1_002_000_000);
+    assert!(
+        early > 0,
+        "no report raced its grant, the test proved nothing:\n{}",
+        r.stdout
+    );
 }

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::client_spec::ClientSpec;
 use crate::clock::RunClock;
+use crate::exec_renewal::Renewals;
 use crate::exec_server_check::ServerCheck;
 use crate::exec_session::{Answer, Breakage, Session, Verdict, PROTOCOL_VERSION};
 use crate::lease::{Lease, OnRenewal, Renewed, ServerLease, Watchdog};
@@ -73,6 +74,8 @@ pub struct ExecClient {
     /// The library the program named in its first hello (of any start), cut to
     /// [`MAX_LIBRARY_CHARS`].
     library: OnceLock<String>,
+    /// Where the renewals a program's library makes in the background are reported.
+    renewals: Renewals,
 }
 
 /// The longest library a history records: a program's hello is its own word, of any length.
@@ -130,6 +133,7 @@ impl ExecClient {
             watchdog: None,
             server_check: Arc::new(Mutex::new(None)),
             library: OnceLock::new(),
+            renewals: Renewals::new(spec.run_clock()),
         }
     }
 
@@ -173,7 +177,7 @@ impl ExecClient {
             if !start {
                 return Err(NoAnswer::Gone);
             }
-            match Session::start(&self.program, &self.env, HELLO_WITHIN) {
+            match Session::start(&self.program, &self.env, HELLO_WITHIN, &self.renewals) {
                 Ok(session) => {
                     if let Some(library) = &session.library {
                         let _ = self
@@ -267,9 +271,17 @@ impl ExecClient {
 
 impl LockClient for ExecClient {
     fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
-        // The program may wait `wait` for the lock, then has the op timeout to answer.
+        // The program may wait `wait` for the lock, then has the op timeout to answer. Which of
+        // `extend` or reported renewals it uses is known from its hello, once it has started;
+        // both hear of renewals through one `on_renewal`.
+        let on_renewal = Arc::new(Mutex::new(on_renewal));
+        self.renewals.expect(shared_renewal(&on_renewal));
         let fields = json!({ "wait_ms": wait.as_millis() as u64 });
-        let (answer, invoke) = match self.exchange("acquire", fields, wait + self.timeout, true) {
+        let exchanged = self.exchange("acquire", fields, wait + self.timeout, true);
+        if !matches!(&exchanged, Ok((answer, _)) if answer.result == Verdict::Ok) {
+            self.renewals.stop();
+        }
+        let (answer, invoke) = match exchanged {
             Ok(sent) => sent,
             Err(NoAnswer::Lost(why)) => return Outcome::Info(why),
             Err(NoAnswer::NotSent(why)) => {
@@ -293,8 +305,9 @@ impl LockClient for ExecClient {
                     shared.session.as_ref().is_some_and(|s| s.extends)
                 };
                 if extends {
-                    self.start_watchdog(lease, on_renewal);
+                    self.start_watchdog(lease, shared_renewal(&on_renewal));
                 }
+                self.renewals.granted(lease);
                 Outcome::Ok(Grant {
                     token: answer.token,
                     handle: answer.id.to_string(),
@@ -320,7 +333,11 @@ impl LockClient for ExecClient {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
-        match self.exchange("release", json!({}), self.timeout, false) {
+        let released = self.exchange("release", json!({}), self.timeout, false);
+        // A renewal the library finished while releasing (python-redis-lock's release waits for
+        // its renewal thread) is reported before the answer, and still recorded.
+        self.renewals.stop();
+        match released {
             Ok((answer, _)) => match answer.result {
                 Verdict::Ok => Outcome::Ok(()),
                 Verdict::Fail => Outcome::Fail(
@@ -344,11 +361,20 @@ impl LockClient for ExecClient {
     }
 }
 
+/// One more caller of a grant's `on_renewal`.
+fn shared_renewal(on_renewal: &Arc<Mutex<OnRenewal>>) -> OnRenewal {
+    let on_renewal = Arc::clone(on_renewal);
+    Box::new(move |lease, server| {
+        (on_renewal.lock().unwrap_or_else(|e| e.into_inner()))(lease, server)
+    })
+}
+
 impl Drop for ExecClient {
     fn drop(&mut self) {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
+        self.renewals.stop();
         let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(session) = shared.session.take() {
             session.finish(EXIT_GRACE);

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::exec_renewal::{renewal_report, Renewals, ReportsPromised};
+
 /// The protocol version this lockpick speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
 
@@ -109,6 +111,9 @@ struct Hello {
     library: Option<String>,
     #[serde(default)]
     extend: bool,
+    /// It reports every renewal its library makes in the background (`renewed` lines).
+    #[serde(default)]
+    reports_renewals: bool,
 }
 
 enum Line {
@@ -133,11 +138,13 @@ pub struct Session {
 impl Session {
     /// Starts `program` with `env` and waits up to `hello_within` for its hello. The program
     /// dies with this process (it gets SIGKILL when its parent goes), and shares its process
-    /// group, so freezing the client freezes it too.
+    /// group, so freezing the client freezes it too. Its renewal reports, if its hello
+    /// promises them, go to `renewals` as they are read.
     pub fn start(
         program: &[String],
         env: &[(String, String)],
         hello_within: Duration,
+        renewals: &Renewals,
     ) -> Result<Session, Breakage> {
         let (name, args) = program
             .split_first()
@@ -154,15 +161,16 @@ impl Session {
                 Ok(())
             });
         }
-        Session::start_command(command, hello_within)
+        Session::start_command(command, hello_within, renewals)
     }
 
     /// Starts a command already made (program, arguments, environment, where it runs and how it
     /// dies) with its stdin and stdout as the protocol, and waits up to `hello_within` for its
-    /// hello.
+    /// hello; its renewal reports, if its hello promises them, go to `renewals`.
     pub fn start_command(
         mut command: Command,
         hello_within: Duration,
+        renewals: &Renewals,
     ) -> Result<Session, Breakage> {
         let name = command.get_program().to_string_lossy().into_owned();
         let mut child = command
@@ -171,7 +179,9 @@ impl Session {
             .spawn()
             .map_err(|e| Breakage::CannotStart(format!("{name}: {e}")))?;
         let stdin = child.stdin.take().expect("piped");
-        let lines = read_lines(child.stdout.take().expect("piped"));
+        let promised = ReportsPromised::default();
+        let stdout = child.stdout.take().expect("piped");
+        let lines = read_lines(stdout, renewals.clone(), promised.clone());
         let mut session = Session {
             child,
             stdin,
@@ -181,7 +191,7 @@ impl Session {
             extends: false,
             library: None,
         };
-        match session.hello(hello_within) {
+        match session.hello(hello_within, &promised) {
             Ok(()) => Ok(session),
             // A program that cannot be spoken to is not left running.
             Err(breakage) => {
@@ -192,7 +202,7 @@ impl Session {
     }
 
     /// Reads the hello, the program's first line.
-    fn hello(&mut self, within: Duration) -> Result<(), Breakage> {
+    fn hello(&mut self, within: Duration, promised: &ReportsPromised) -> Result<(), Breakage> {
         let line = self.next_line(Instant::now() + within, within)?;
         let hello: Hello = serde_json::from_str(&line).map_err(|e| Breakage::Garbage {
             line: line.clone(),
@@ -200,6 +210,16 @@ impl Session {
         })?;
         if hello.protocol != json!(PROTOCOL_VERSION) {
             return Err(Breakage::WrongVersion(hello.protocol));
+        }
+        if hello.extend && hello.reports_renewals {
+            return Err(Breakage::Garbage {
+                line,
+                why: "a library that renews in the background (reports_renewals) takes no extend"
+                    .to_string(),
+            });
+        }
+        if hello.reports_renewals {
+            promised.promise();
         }
         self.extends = hello.extend;
         self.library = hello.library;
@@ -299,9 +319,16 @@ impl Session {
     }
 }
 
-/// Reads the program's stdout on a thread of its own, line by line.
-fn read_lines(stdout: impl std::io::Read + Send + 'static) -> Receiver<Line> {
+/// Reads the program's stdout on a thread of its own, line by line. A renewal report, once the
+/// hello promised them, goes to `renewals` the moment it is read, dated then; a line that names
+/// `renewed` but is no proper report is passed on, to be refused as garbage.
+fn read_lines(
+    stdout: impl std::io::Read + Send + 'static,
+    renewals: Renewals,
+    promised: ReportsPromised,
+) -> Receiver<Line> {
     let (sender, receiver) = mpsc::channel();
+    let clock = renewals.clock();
     thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
         loop {
@@ -316,8 +343,15 @@ fn read_lines(stdout: impl std::io::Read + Send + 'static) -> Receiver<Line> {
                     return;
                 }
                 Ok(_) => {
+                    let read_at = clock.now();
                     let text = String::from_utf8_lossy(&line);
                     let text = text.strip_suffix('\n').unwrap_or(&text);
+                    if promised.given() {
+                        if let Some(Ok(report)) = renewal_report(text) {
+                            renewals.heard(read_at, report);
+                            continue;
+                        }
+                    }
                     if sender.send(Line::Text(text.to_string())).is_err() {
                         return;
                     }
@@ -331,9 +365,14 @@ fn read_lines(stdout: impl std::io::Read + Send + 'static) -> Receiver<Line> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::RunClock;
 
     fn shell(script: &str) -> Vec<String> {
         vec!["/bin/sh".into(), "-c".into(), script.into()]
+    }
+
+    fn renewals() -> Renewals {
+        Renewals::new(RunClock::start())
     }
 
     const SECOND: Duration = Duration::from_secs(1);
@@ -344,7 +383,7 @@ mod tests {
             r#"echo '{"protocol": 1, "extend": true}'; read line;
                echo '{"id": 1, "result": "ok", "token": 7, "valid_ms": 900}'"#,
         );
-        let mut session = Session::start(&program, &[], SECOND).unwrap();
+        let mut session = Session::start(&program, &[], SECOND, &renewals()).unwrap();
         assert!(session.extends);
         let answer = session
             .request("acquire", json!({"wait_ms": 5}), SECOND)
@@ -361,7 +400,7 @@ mod tests {
             r#"echo '{"protocol": 1, "extend": true}'; read one; sleep 0.4;
                echo '{"id": 1, "result": "ok"}'; read two; echo '{"id": 2, "result": "fail"}'"#,
         );
-        let mut session = Session::start(&program, &[], SECOND).unwrap();
+        let mut session = Session::start(&program, &[], SECOND, &renewals()).unwrap();
         let slow = Duration::from_millis(100);
         let silent = session.request("extend", json!({}), slow).unwrap_err();
         assert!(matches!(silent, Breakage::Silent(_)), "{silent:?}");
@@ -373,7 +412,9 @@ mod tests {
     #[test]
     fn another_version_is_refused() {
         let program = shell(r#"echo '{"protocol": 2}'; sleep 5"#);
-        let refused = Session::start(&program, &[], SECOND).err().unwrap();
+        let refused = Session::start(&program, &[], SECOND, &renewals())
+            .err()
+            .unwrap();
         assert_eq!(refused, Breakage::WrongVersion(json!(2)));
     }
 
@@ -387,7 +428,7 @@ mod tests {
         ];
         for (then, kind) in cases {
             let program = shell(&format!("{hello} {then}"));
-            let mut session = Session::start(&program, &[], SECOND).unwrap();
+            let mut session = Session::start(&program, &[], SECOND, &renewals()).unwrap();
             let broke = session
                 .request("release", json!({}), Duration::from_millis(300))
                 .unwrap_err();

@@ -174,7 +174,9 @@ impl Lock for Exec {
     }
 
     /// The user's program chooses its own lease (nothing obliges it to use LOCKPICK_TTL_MS),
-    /// so no bound on how long a frozen holder's lease lives can be claimed for it.
+    /// so no bound on how long a frozen holder's lease lives can be claimed for it: only the
+    /// program's own reports end it (`expires_ms`, and for a library that renews in the
+    /// background, a `renewed` line for each renewal).
     fn lease_silence(&self, _ttl: Duration) -> Option<Duration> {
         None
     }

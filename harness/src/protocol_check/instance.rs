@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
+use lockpick_workloads::clock::RunClock;
 use lockpick_workloads::exec_client::{environment, EXIT_GRACE, HELLO_WITHIN};
+use lockpick_workloads::exec_renewal::Renewals;
 use lockpick_workloads::exec_session::{Answer, Breakage, Session, PROTOCOL_VERSION};
 use serde::Serialize;
 use serde_json::Value;
@@ -20,6 +22,9 @@ pub struct Instance {
     pub number: usize,
     env: Vec<(String, String)>,
     session: Option<Session>,
+    /// Where its renewal reports would go: the check holds no lock of a run, so none is
+    /// recorded.
+    renewals: Renewals,
 }
 
 #[derive(Serialize)]
@@ -51,6 +56,7 @@ impl Instance {
                 KEY,
             ),
             session: None,
+            renewals: Renewals::new(RunClock::start()),
         }
     }
 
@@ -64,7 +70,7 @@ impl Instance {
             .program_command(self.number - 1, program, &self.env)
             .map_err(|e| Breakage::CannotStart(format!("{e:#}")))?;
         let began = Instant::now();
-        self.session = Some(Session::start_command(command, HELLO_WITHIN)?);
+        self.session = Some(Session::start_command(command, HELLO_WITHIN, &self.renewals)?);
         Ok(began.elapsed())
     }
 

@@ -3,7 +3,7 @@
 //! "unknown" always says why the run is not proven.
 
 use lockpick_checkers::model::{AccessKind, Model};
-use lockpick_checkers::overlap_cause::OverlapCause;
+use lockpick_checkers::overlap_cause::{self, OverlapCause};
 use lockpick_checkers::overlapping_holders::OverlappingHolders;
 use lockpick_checkers::{Results, Validity};
 use maud::{html, Markup};
@@ -188,10 +188,7 @@ fn overlap_sentence(model: &Model, o: &OverlappingHolders) -> String {
             model.mutual_exclusion_breaker()
         ))
     } else if o.undecidable == n {
-        all(&format!(
-            "of undecidable cause: the history cannot tell whether a holder outlived its lease or {} broke mutual exclusion",
-            model.mutual_exclusion_breaker()
-        ))
+        all(&undecidable_words(model, o))
     } else {
         let mut parts = Vec::new();
         if o.outlived_lease > 0 {
@@ -210,6 +207,39 @@ fn overlap_sentence(model: &Model, o: &OverlappingHolders) -> String {
             parts.push(format!("{} of undecidable cause", o.undecidable));
         }
         format!("{pairs}: {}", parts.join(", "))
+    }
+}
+
+/// Why no overlap's cause could be decided, as far as the history shows. Most often nothing
+/// bounds when the earlier holder's lease ended (a client program whose library renews in the
+/// background and reports none of its renewals): then no freeze, however long, proves that the
+/// lease had ended, and the sentence says what is missing rather than "cannot tell".
+fn undecidable_words(model: &Model, o: &OverlappingHolders) -> String {
+    let unbounded = o
+        .overlaps
+        .iter()
+        .all(|v| overlap_cause::lease_ended_by(model, &v.first, v.second.granted_after).is_none());
+    if !unbounded {
+        return format!(
+            "of undecidable cause: the recorded lease bounds leave open whether a holder outlived \
+             its lease or {} broke mutual exclusion",
+            model.mutual_exclusion_breaker()
+        );
+    }
+    let exec = model
+        .setup
+        .as_ref()
+        .is_some_and(|s| s.lock.starts_with("exec:"));
+    if exec {
+        "of undecidable cause: the client program reported no end of the earlier holder's lease, \
+         so the history cannot show that it had ended, however long that holder was frozen (a \
+         program whose library renews in the background can say when: it reports each renewal, \
+         `renewed` in workloads/PROTOCOL.md)"
+            .to_string()
+    } else {
+        "of undecidable cause: no record bounds when the earlier holder's lease ended, so the \
+         history cannot show it had ended"
+            .to_string()
     }
 }
 

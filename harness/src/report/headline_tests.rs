@@ -19,8 +19,12 @@ impl History {
     }
 
     fn setup(token: &str, fencing: &str) -> History {
+        History::setup_of("etcd", token, fencing)
+    }
+
+    fn setup_of(lock: &str, token: &str, fencing: &str) -> History {
         let mut h = History::default();
-        let setup = json!({"lock": "etcd", "token": token, "ttl_ms": 1000, "fencing": fencing});
+        let setup = json!({"lock": lock, "token": token, "ttl_ms": 1000, "fencing": fencing});
         h.push(
             0,
             Process::named(Process::HARNESS),
@@ -122,6 +126,68 @@ fn a_fence_that_lets_a_stale_write_through_failed() {
         said.iter()
             .any(|s| s.starts_with("fence: The fence failed: it accepted 1 stale write")),
         "{said:?}"
+    );
+}
+
+/// Clients 0 and 1 acquire at 0.1 s and 0.2 s with `lease`s live 50 ms and ending by
+/// `expires_by_ms` after their grant (or with no known end), then release: the overlap's
+/// headline sentence.
+fn overlap_sentence_of(lock: &str, expires_by_ms: Option<u64>) -> String {
+    let mut h = History::setup_of(lock, "none", "off");
+    for (ms, p, a) in [(100, 0, "0.1"), (200, 1, "1.1")] {
+        let c = Process::Client(p);
+        h.push(
+            ms,
+            c.clone(),
+            OpType::Invoke,
+            F::Acquire,
+            json!({"acquisition": a}),
+        );
+        let ends = expires_by_ms.map(|e| (ms + e) * MS);
+        let lease = json!({"live_until": (ms + 50) * MS, "expires_by": ends});
+        let granted = json!({"acquisition": a, "token": null, "lease": lease});
+        h.push(ms, c, OpType::Ok, F::Acquire, granted);
+    }
+    h.release(300, 1, "1.1");
+    h.release(400, 0, "0.1");
+    let model = model::build(&h.0).unwrap();
+    let results = lockpick_checkers::check(&h.0);
+    let said = findings(&model, &results);
+    let overlap = said
+        .iter()
+        .find(|f| f.kind == "overlap")
+        .expect("an overlap");
+    overlap.text.clone()
+}
+
+#[test]
+fn a_program_that_reports_no_lease_end_is_told_what_is_missing_not_cannot_tell() {
+    // A client program whose library renews in the background and reports nothing: its
+    // grants say how long they are live, never when they end, so no freeze proves anything.
+    let said = overlap_sentence_of("exec:redis:./client.py", None);
+    assert!(
+        said.starts_with(
+            "1 pair of overlapping holders, of undecidable cause: the client program reported no \
+             end of the earlier holder's lease"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("`renewed`"), "{said}");
+    assert!(!said.contains("cannot tell"), "{said}");
+    let own = overlap_sentence_of("etcd", None);
+    assert!(
+        own.contains("of undecidable cause: no record bounds when the earlier holder's lease"),
+        "{own}"
+    );
+}
+
+#[test]
+fn lease_bounds_that_leave_the_cause_open_are_told_as_such() {
+    // 0.1's lease may last until 0.9 s, and 1.1 was granted at 0.2 s.
+    let said = overlap_sentence_of("etcd", Some(800));
+    assert!(
+        said.contains("of undecidable cause: the recorded lease bounds leave open whether"),
+        "{said}"
     );
 }
 

@@ -1,0 +1,300 @@
+//! The renewals a client program's library makes on its own, in the background (python-redis-lock's
+//! `auto_renewal` thread, redis-semaphore's refresh timer), as the program reports them with
+//! `renewed` lines (`workloads/PROTOCOL.md`).
+//!
+//! Unseen, such renewals leave a lease with no known end: any of them may have moved it. A
+//! program whose hello says `"reports_renewals": true` promises a `renewed` line after every
+//! renewal its library attempts, once its outcome is known. Each report moves the bounds of the
+//! lease of the acquisition the client holds, by the same rules as lockpick's own watchdog
+//! ([`after_renewal`]): an `ok` report with `expires_ms` bounds the lease anew, counted from the
+//! moment lockpick read the line (the renewal was applied before its reply, the reply came before
+//! the line, and the line before lockpick read it, so the bound is never too early); an
+//! `unknown` one leaves the lease unbounded from then on (the request may still be applied after
+//! any later renewal); a `fail` one means the lease is no longer the client's, and later reports
+//! of that acquisition are not taken. Each is recorded as a `renew` line, behind its grant.
+//!
+//! Reports are read on the thread that reads the program's stdout, the moment they come, so a
+//! renewal is recorded while its acquisition is held rather than at the next request.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+
+use crate::clock::RunClock;
+use crate::exec_session::Verdict;
+use crate::lease::{after_renewal, Lease, OnRenewal, Renewed};
+
+/// One `renewed` line.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenewalReport {
+    /// What the renewal did: `ok` (extended), `fail` (the lock was no longer ours), `unknown`.
+    pub renewed: Verdict,
+    /// After an `ok`: the lease has certainly ended this long after this line, unless renewed
+    /// later. Omitted: no end is known.
+    #[serde(default)]
+    pub expires_ms: Option<u64>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Where a client's programs send their renewal reports: the acquisition it holds, if any.
+/// Shared by the client and the thread that reads each program's stdout.
+#[derive(Clone)]
+pub struct Renewals {
+    clock: RunClock,
+    held: Arc<Mutex<Option<Held>>>,
+}
+
+/// The acquisition the reports are for.
+struct Held {
+    on_renewal: OnRenewal,
+    /// Its lease as last recorded; `None` until the grant's answer came (reports read before it
+    /// wait in `early`, with the moment each was read).
+    lease: Option<Lease>,
+    early: Vec<(u64, RenewalReport)>,
+    unknown_seen: bool,
+    /// A report said the lock was no longer ours: later ones are not taken.
+    lost: bool,
+}
+
+impl Renewals {
+    pub fn new(clock: RunClock) -> Renewals {
+        Renewals {
+            clock,
+            held: Arc::default(),
+        }
+    }
+
+    /// Before an acquire is sent: reports from now on are this acquisition's (its library may
+    /// renew before the program answers), and go to `on_renewal` once it is granted.
+    pub fn expect(&self, on_renewal: OnRenewal) {
+        *self.lock() = Some(Held {
+            on_renewal,
+            lease: None,
+            early: Vec::new(),
+            unknown_seen: false,
+            lost: false,
+        });
+    }
+
+    /// The acquire was granted with `lease`: the reports that came before its answer are taken
+    /// now, in order.
+    pub fn granted(&self, lease: Lease) {
+        let mut held = self.lock();
+        if let Some(held) = held.as_mut() {
+            held.lease = Some(lease);
+            for (read_at, report) in std::mem::take(&mut held.early) {
+                held.take(read_at, report);
+            }
+        }
+    }
+
+    /// The acquisition is over (released, refused, unknown, or its program gone): later reports
+    /// belong to nothing and are dropped.
+    pub fn stop(&self) {
+        *self.lock() = None;
+    }
+
+    /// A report read from the program at `read_at`.
+    pub fn heard(&self, read_at: u64, report: RenewalReport) {
+        let mut held = self.lock();
+        let Some(held) = held.as_mut() else {
+            return;
+        };
+        if held.lease.is_none() {
+            held.early.push((read_at, report));
+        } else {
+            held.take(read_at, report);
+        }
+    }
+
+    pub fn clock(&self) -> RunClock {
+        self.clock
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Held>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Held {
+    fn take(&mut self, read_at: u64, report: RenewalReport) {
+        let Some(current) = self.lease.as_mut() else {
+            return;
+        };
+        if self.lost {
+            return;
+        }
+        let renewed = match report.renewed {
+            // A renewal proves nothing about how long the lease is certainly held: the program
+            // does not know when lockpick's clock saw it sent, so `live_until` stays.
+            Verdict::Ok => Renewed::Extended(Lease {
+                live_until: current.live_until,
+                expires_by: report
+                    .expires_ms
+                    .map(|ms| read_at.saturating_add(ms.saturating_mul(1_000_000))),
+            }),
+            Verdict::Unknown => Renewed::Unknown,
+            Verdict::Fail => Renewed::Lost,
+        };
+        let (recorded, go_on) = after_renewal(current, &mut self.unknown_seen, renewed);
+        self.lost = !go_on;
+        if let Some(lease) = recorded {
+            (self.on_renewal)(lease, None);
+        }
+    }
+}
+
+/// Whether the program's hello promised `renewed` lines: until it has, such a line is not a
+/// protocol message. Set once its hello is read.
+#[derive(Clone, Default)]
+pub struct ReportsPromised(Arc<AtomicBool>);
+
+impl ReportsPromised {
+    pub fn promise(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn given(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// A line of the program's that is a renewal report, if it is one (an object with `renewed`),
+/// parsed; a line that names `renewed` but is no proper report is an error in words.
+pub fn renewal_report(line: &str) -> Option<Result<RenewalReport, String>> {
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    value.as_object()?.get("renewed")?;
+    Some(serde_json::from_value(value).map_err(|e| e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    const MS: u64 = 1_000_000;
+
+    fn report(renewed: Verdict, expires_ms: Option<u64>) -> RenewalReport {
+        RenewalReport {
+            renewed,
+            expires_ms,
+            error: None,
+        }
+    }
+
+    fn listening(renewals: &Renewals) -> mpsc::Receiver<Lease> {
+        let (sender, heard) = mpsc::channel();
+        renewals.expect(Box::new(move |lease, _| sender.send(lease).unwrap()));
+        heard
+    }
+
+    const GRANT: Lease = Lease {
+        live_until: 1_000 * MS,
+        expires_by: Some(1_100 * MS),
+    };
+
+    #[test]
+    fn a_reported_renewal_bounds_the_lease_from_the_moment_it_was_read() {
+        let renewals = Renewals::new(RunClock::start());
+        let heard = listening(&renewals);
+        renewals.granted(GRANT);
+        renewals.heard(700 * MS, report(Verdict::Ok, Some(1_000)));
+        assert_eq!(
+            heard.try_recv().unwrap(),
+            Lease {
+                live_until: 1_000 * MS,
+                expires_by: Some(1_700 * MS)
+            }
+        );
+    }
+
+    #[test]
+    fn an_unknown_renewal_unbounds_the_lease_and_every_later_report() {
+        let renewals = Renewals::new(RunClock::start());
+        let heard = listening(&renewals);
+        renewals.granted(GRANT);
+        renewals.heard(700 * MS, report(Verdict::Unknown, None));
+        renewals.heard(1_400 * MS, report(Verdict::Ok, Some(1_000)));
+        let leases: Vec<Lease> = heard.try_iter().collect();
+        assert_eq!(leases.len(), 2);
+        assert!(leases.iter().all(|l| l.expires_by.is_none()), "{leases:?}");
+    }
+
+    #[test]
+    fn reports_before_the_grant_wait_for_it_and_none_count_after_a_loss_or_stop() {
+        let renewals = Renewals::new(RunClock::start());
+        let heard = listening(&renewals);
+        renewals.heard(50 * MS, report(Verdict::Ok, Some(1_000)));
+        assert!(heard.try_recv().is_err());
+        renewals.granted(GRANT);
+        assert_eq!(heard.try_recv().unwrap().expires_by, Some(1_050 * MS));
+        renewals.heard(700 * MS, report(Verdict::Fail, None));
+        renewals.heard(800 * MS, report(Verdict::Ok, Some(1_000)));
+        assert!(heard.try_recv().is_err());
+        let heard = listening(&renewals);
+        renewals.granted(GRANT);
+        renewals.stop();
+        renewals.heard(900 * MS, report(Verdict::Ok, Some(1_000)));
+        assert!(heard.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_program_s_reports_reach_the_lease_as_they_are_read_and_only_if_promised() {
+        use crate::exec_session::Session;
+        use std::time::Duration;
+        let second = Duration::from_secs(1);
+        // The report comes before the acquire's answer and after it, unasked.
+        let script = |hello: &str| {
+            let renewed = r#"echo '{"renewed": "ok", "expires_ms": 1000}'"#;
+            vec![
+                "/bin/sh".to_string(),
+                "-c".to_string(),
+                format!(
+                    "echo '{hello}'; read line; {renewed}; echo '{{\"id\": 1, \"result\": \"ok\"}}'; \
+                     sleep 0.1; {renewed}; sleep 5"
+                ),
+            ]
+        };
+        let renewals = Renewals::new(RunClock::start());
+        let heard = listening(&renewals);
+        let program = script(r#"{"protocol": 1, "reports_renewals": true}"#);
+        let mut session = Session::start(&program, &[], second, &renewals).unwrap();
+        let answer = session.request("acquire", serde_json::json!({}), second);
+        assert_eq!(answer.unwrap().result, Verdict::Ok);
+        renewals.granted(GRANT);
+        assert!(heard.recv_timeout(second).unwrap().expires_by.is_some());
+        assert!(heard.recv_timeout(Duration::from_secs(10)).is_ok());
+        session.kill();
+        // Unpromised, a report is no protocol message.
+        let heard = listening(&renewals);
+        let program = script(r#"{"protocol": 1}"#);
+        let mut session = Session::start(&program, &[], second, &renewals).unwrap();
+        let broke = session.request("acquire", serde_json::json!({}), second);
+        assert_eq!(broke.unwrap_err().kind(), "garbage");
+        assert!(heard.try_recv().is_err());
+        session.kill();
+        // A library that renews on its own takes no extend.
+        let program = script(r#"{"protocol": 1, "extend": true, "reports_renewals": true}"#);
+        let refused = Session::start(&program, &[], second, &renewals)
+            .err()
+            .unwrap();
+        assert_eq!(refused.kind(), "garbage");
+    }
+
+    #[test]
+    fn only_a_line_naming_renewed_is_a_report() {
+        assert_eq!(
+            renewal_report(r#"{"renewed": "ok", "expires_ms": 1000}"#),
+            Some(Ok(report(Verdict::Ok, Some(1000))))
+        );
+        assert_eq!(renewal_report(r#"{"id": 1, "result": "ok"}"#), None);
+        assert_eq!(renewal_report("not json"), None);
+        assert!(matches!(
+            renewal_report(r#"{"renewed": "ok", "valid_ms": 5}"#),
+            Some(Err(_))
+        ));
+    }
+}
