@@ -70,7 +70,11 @@ impl Instance {
             .program_command(self.number - 1, program, &self.env)
             .map_err(|e| Breakage::CannotStart(format!("{e:#}")))?;
         let began = Instant::now();
-        self.session = Some(Session::start_command(command, HELLO_WITHIN, &self.renewals)?);
+        self.session = Some(Session::start_command(
+            command,
+            HELLO_WITHIN,
+            &self.renewals,
+        )?);
         Ok(began.elapsed())
     }
 
