@@ -137,9 +137,9 @@ mod tests {
 
     #[test]
     fn a_killed_holders_open_write_is_dated_at_its_kill_not_when_its_stream_closed() {
-        // Measured: a postgres-advisory holder killed at 4.35 s; the server freed its lock and
-        // granted it again at 4.353 s; the stream was seen closed at 4.354 s. Dated then, the
-        // dead holder's hold overlapped that correct grant.
+        // Measured: the holder of a lock its server frees on disconnect, killed at 4.35 s; the
+        // server granted the lock again at 4.353 s; the stream was seen closed at 4.354 s.
+        // Dated then, the dead holder's hold overlapped that correct grant.
         let mut follower = Follower::default();
         let mut grant = head(OpType::Ok, F::Acquire, "1.2");
         grant.time = 4_249_000_000;
