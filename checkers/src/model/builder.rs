@@ -238,6 +238,9 @@ impl Builder {
                 _ => self.model.unknown_acquires.push(attempt),
             }
         }
+        if op.f == F::Release && op.kind == OpType::Fail {
+            self.model.release_failures.count(value.kind);
+        }
         if op.f == F::Release && op.kind == OpType::Ok {
             if let Some(&i) = self.model.hold_index.get(&*value.acquisition) {
                 self.model.holds[i].released_ok_at = Some(op.time);

@@ -4,6 +4,7 @@
 //! the checkers themselves only ever see a consistent model.
 
 mod builder;
+pub mod release_fail;
 pub mod server_lease;
 mod values;
 
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub use builder::{build, Builder};
+pub use release_fail::{ReleaseFailKind, ReleaseFailures};
 pub use server_lease::{Contradiction, ServerLease};
 pub use values::decode_only;
 
@@ -204,6 +206,8 @@ pub struct Model {
     /// Client operations that completed `info`: answered, but nobody knows whether they took
     /// effect (a timeout, an exec program that says it does not know).
     pub answered_unknown: usize,
+    /// Releases that completed `fail`, by the kind their client gave.
+    pub release_failures: ReleaseFailures,
     /// Time of the last operation.
     pub end: u64,
     /// What the final read of the resource saw, if the run made one.
