@@ -16,7 +16,9 @@ use std::time::Duration;
 use crate::clock::{RunClock, SkewableClock};
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
-use crate::lock_client::{random_value, Grant, LockClient, Outcome};
+use crate::lock_client::{
+    random_value, Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released,
+};
 use crate::redis_node::{expires_by, RedisNode};
 
 pub struct Redlock {
@@ -286,7 +288,7 @@ impl LockClient for Redlock {
         }
     }
 
-    fn release(&mut self, grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, grant: &Grant) -> Released {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
@@ -303,8 +305,20 @@ impl LockClient for Redlock {
         } else if outcomes.iter().any(|o| matches!(o, Outcome::Info(_))) {
             Outcome::Info(format!("deleted on {deleted} nodes; others did not answer"))
         } else {
-            Outcome::Fail(format!(
-                "the lock was no longer ours on a majority (deleted on {deleted} nodes)"
+            // No longer ours only if the nodes that may still hold the key (neither deleted
+            // nor answering "not ours": those that refused or were not reached) are too few.
+            let gone = deleted
+                + outcomes
+                    .iter()
+                    .filter(|o| **o == Outcome::Ok(false))
+                    .count();
+            let kind = match self.nodes.len() - gone < quorum(self.nodes.len()) {
+                true => ReleaseFailKind::NotOurs,
+                false => ReleaseFailKind::Refused,
+            };
+            Outcome::Fail(ReleaseFail::new(
+                kind,
+                format!("not released on a majority (deleted on {deleted} nodes)"),
             ))
         }
     }
