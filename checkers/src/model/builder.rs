@@ -240,6 +240,10 @@ impl Builder {
         }
         if op.f == F::Release && op.kind == OpType::Fail {
             self.model.release_failures.count(value.kind);
+            if let Some(&i) = self.model.hold_index.get(&*value.acquisition) {
+                let failed = super::ReleaseFailed { kind: value.kind };
+                self.model.holds[i].release_failed = Some(failed);
+            }
         }
         if op.f == F::Release && op.kind == OpType::Ok {
             if let Some(&i) = self.model.hold_index.get(&*value.acquisition) {
@@ -267,6 +271,7 @@ impl Builder {
                 end: op.time,
                 released: false,
                 released_ok_at: None,
+                release_failed: None,
                 start_index: op.index,
                 end_index: op.index,
                 lease: value.lease,

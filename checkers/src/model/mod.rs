@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub use builder::{build, Builder};
-pub use release_fail::{ReleaseFailKind, ReleaseFailures};
+pub use release_fail::{ReleaseFailKind, ReleaseFailed, ReleaseFailures};
 pub use server_lease::{Contradiction, ServerLease};
 pub use values::decode_only;
 
@@ -48,6 +48,10 @@ pub struct Hold {
     pub released: bool,
     /// When the release completed `ok` (the lock service let it go), if it did.
     pub released_ok_at: Option<u64>,
+    /// The release completed `fail`, and what kind its client said it was. Told, never taken
+    /// as the lease's end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_failed: Option<ReleaseFailed>,
     pub start_index: u64,
     pub end_index: u64,
     /// The lease as its acquire and renewals recorded it: `live_until` the latest of them all,

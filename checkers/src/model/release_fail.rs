@@ -32,6 +32,19 @@ impl ReleaseFailKind {
     }
 }
 
+/// A hold's release that completed `fail`, with the kind its client gave (`None`: none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ReleaseFailed {
+    pub kind: Option<ReleaseFailKind>,
+}
+
+impl ReleaseFailed {
+    /// How a story says it.
+    pub fn words(&self) -> &'static str {
+        self.kind.map_or("no kind given", ReleaseFailKind::words)
+    }
+}
+
 /// How many releases failed, by kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ReleaseFailures {
