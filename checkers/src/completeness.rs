@@ -153,7 +153,11 @@ fn nemeses(model: &Model) -> Vec<String> {
     let tagged = model.faults.iter().any(|w| w.nemesis.is_some());
     if !tagged {
         return if model.faults.is_empty() {
-            vec![format!("the nemesis {} never took effect", names.join("+"))]
+            vec![format!(
+                "the nemesis {} never took effect{}",
+                names.join("+"),
+                why_not_aimed(setup, &names)
+            )]
         } else {
             Vec::new()
         };
@@ -166,6 +170,20 @@ fn nemeses(model: &Model) -> Vec<String> {
                 .iter()
                 .any(|w| w.nemesis.as_deref() == Some(*name) && w.effective == Some(true))
         })
-        .map(|name| format!("the nemesis {name} never took effect"))
+        .map(|name| {
+            let why = why_not_aimed(setup, &[name]);
+            format!("the nemesis {name} never took effect{why}")
+        })
         .collect()
+}
+
+/// What a client program must say for `clock-holder` to aim at anything: it jumps the servers
+/// a grant names, and a program names them only in its acquire's `granted_by`.
+fn why_not_aimed(setup: &crate::model::Setup, names: &[&str]) -> &'static str {
+    if setup.lock.starts_with("exec:") && names.contains(&"clock-holder") {
+        " (it aims at the servers a grant names, and a client program names them only in its \
+         acquire's `granted_by`)"
+    } else {
+        ""
+    }
 }

@@ -60,6 +60,9 @@ pub struct Results {
     /// Lease bounds a client program reported that the lock's server contradicts: told, not a
     /// violation (see `lease_claims`).
     pub lease_claims: Option<lease_claims::LeaseClaims>,
+    /// Releases that completed `fail`, by the kind their client gave: told, no verdict rests on
+    /// them.
+    pub release_failures: model::ReleaseFailures,
 }
 
 /// How many violations of each kind get a story.
@@ -83,6 +86,7 @@ impl Results {
             stale_reads_accepted: 0,
             liveness: None,
             lease_claims: None,
+            release_failures: model::ReleaseFailures::default(),
         }
     }
 }
@@ -148,6 +152,7 @@ pub fn check_model(model: &model::Model) -> Results {
         token_violations: Some(tokens),
         liveness: Some(liveness),
         lease_claims: Some(lease_claims::check(model)),
+        release_failures: model.release_failures,
     }
 }
 

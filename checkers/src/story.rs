@@ -215,7 +215,14 @@ impl<'a> Teller<'a> {
     }
 
     pub(crate) fn released(&mut self, hold: &Hold) {
-        let text = if hold.released {
+        let text = if let Some(failed) = hold.release_failed.filter(|_| hold.released) {
+            format!(
+                "{} released the lock at {}, and the release failed ({})",
+                who(hold),
+                seconds(hold.end),
+                failed.words()
+            )
+        } else if hold.released {
             format!("{} released the lock at {}", who(hold), seconds(hold.end))
         } else {
             format!(

@@ -277,3 +277,56 @@ fn the_setup_lines_jam_bound_replaces_the_default() {
     assert_eq!((live.bound_ms, live.jams.len()), (10_000, 0));
     assert!(live.unproven.is_some());
 }
+
+/// Client 0 holds a lease with no known end and releases it at 200 ms, completing with
+/// `release` (`ok`, or `fail` with `kind`); clients 1 and 2 are refused from 400 ms to 10 s.
+fn refused_after_a_release(kind: OpType, fail_kind: Option<&str>) -> lockpick_checkers::Results {
+    let mut h = setup();
+    h.acquire_leased(0, "0.1", (0, 100 * MS), (1_000 * MS, None), None)
+        .client(0, 200 * MS, OpType::Invoke, F::Release, "0.1", None);
+    let mut done = json!({"acquisition": "0.1", "token": null});
+    if let Some(fail_kind) = fail_kind {
+        done["kind"] = json!(fail_kind);
+        done["error"] = json!("the program said so");
+    }
+    h.push(
+        210 * MS,
+        lockpick_checkers::Process::Client(0),
+        kind,
+        F::Release,
+        done,
+    );
+    refusals(&mut h, 1, 400, 10_000);
+    refusals(&mut h, 2, 500, 10_000);
+    h.final_read_agreeing(11_000 * MS);
+    check(&h.ops)
+}
+
+#[test]
+fn a_failed_release_of_any_kind_is_not_read_as_the_lease_ended() {
+    // client 0  [-] release ok / fail (lease of no known end)
+    // client 1       x x x x x x x ... until 10 s
+    // A release `ok` lets the lock go: the refusals after it are a jam. A `fail`, whatever its
+    // kind, proves nothing of the lease: "not-held" (nothing was sent) least of all.
+    let released = refused_after_a_release(OpType::Ok, None);
+    assert_eq!(released.liveness.as_ref().unwrap().jams.len(), 1);
+    assert_eq!(released.valid, Validity::Invalid);
+    assert_eq!(released.release_failures.total(), 0);
+    for kind in [Some("not-ours"), Some("not-held"), Some("refused"), None] {
+        let r = refused_after_a_release(OpType::Fail, kind);
+        assert_eq!(r.liveness.as_ref().unwrap().jams, vec![], "{kind:?}");
+        assert_ne!(r.valid, Validity::Invalid, "{kind:?}");
+        let failures = r.release_failures;
+        assert_eq!(failures.total(), 1, "{kind:?}");
+        let counted = match kind {
+            Some("not-ours") => failures.not_ours,
+            Some("not-held") => failures.not_held,
+            Some(_) => failures.refused,
+            None => failures.unsaid,
+        };
+        assert_eq!(counted, 1, "{kind:?}: {failures:?}");
+    }
+    // A kind no client gives is a malformed line, not a guess.
+    let r = refused_after_a_release(OpType::Fail, Some("expired"));
+    assert!(r.malformed.is_some(), "{:?}", r.unknown_reasons);
+}

@@ -340,3 +340,38 @@ fn a_grant_the_service_made_once_every_lower_token_was_gone_outlived_the_earlier
     let o = only_overlap(&r);
     assert_eq!(o.cause, OverlapCause::GrantedUnderLiveLease, "{}", o.why);
 }
+
+#[test]
+fn a_failed_release_is_told_in_the_story_and_changes_no_cause() {
+    // As above, but client 0's release completes `fail`: the story says so and of which kind;
+    // the cause is the lease record's, as with a release `ok`.
+    for (kind, words) in [
+        (Some("not-ours"), "the lock was no longer ours"),
+        (Some("not-held"), "nothing was held, nothing sent"),
+        (None, "no kind given"),
+    ] {
+        let mut h = History::with_setup("none", "none", None);
+        h.acquire_leased(0, "0.1", (0, ms(10)), (ms(100), Some(ms(110))), None)
+            .acquire(1, "1.1", ms(150), ms(160), None)
+            .release(1, "1.1", ms(800), ms(801))
+            .client(0, ms(900), OpType::Invoke, F::Release, "0.1", None);
+        let mut failed = json!({"acquisition": "0.1", "token": null, "error": "no"});
+        if let Some(kind) = kind {
+            failed["kind"] = json!(kind);
+        }
+        h.push(
+            ms(901),
+            Process::Client(0),
+            OpType::Fail,
+            F::Release,
+            failed,
+        )
+        .final_read_agreeing(ms(950));
+        let r = check(&h.ops);
+        assert_eq!(only_overlap(&r).cause, OverlapCause::OutlivedLease);
+        let told =
+            format!("client 0 released the lock at 0.900 s, and the release failed ({words})");
+        let story = r.stories[0].one_line();
+        assert!(story.contains(&told), "{story}");
+    }
+}

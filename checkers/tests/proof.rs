@@ -187,6 +187,29 @@ fn an_older_history_without_nemesis_names_needs_only_some_fault_to_start() {
 }
 
 #[test]
+fn clock_holder_that_never_took_effect_on_a_client_program_says_what_it_aims_at() {
+    // An exec lock's grants name no servers unless the program says `granted_by`: the reason
+    // says so; on lockpick's own lock it does not.
+    let reasons = |lock: &str| {
+        let mut h = History::with_setup("none", "clock-holder", None);
+        h.ops[0].value["lock"] = json!(lock);
+        two_serial_holders(&mut h).final_read_agreeing(30);
+        check(&h.ops).unknown_reasons
+    };
+    assert_eq!(
+        reasons("exec:redis:./client.py"),
+        vec![
+            "the nemesis clock-holder never took effect (it aims at the servers a grant names, \
+             and a client program names them only in its acquire's `granted_by`)"
+        ]
+    );
+    assert_eq!(
+        reasons("redlock"),
+        vec!["the nemesis clock-holder never took effect"]
+    );
+}
+
+#[test]
 fn a_violation_in_a_partial_history_stays_invalid_and_keeps_its_reasons() {
     // client 0 [--------w]   writes after client 1 was granted: a stale write, proven
     // client 1     [w]       and the run ended before its final read

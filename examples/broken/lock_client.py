@@ -4,7 +4,9 @@ properly, then breaks the protocol at its first acquire the way argv[1] says:
   garbage - answers with a line that is not JSON;
   die     - exits in the middle of the operation;
   silent  - never answers (the harness must not wait for it);
-  chatter - prints a log line on stdout before answering."""
+  chatter - prints a log line on stdout before answering;
+  foreign-grant - answers ok, granted by a server it was not given (so that a nemesis aiming at
+                  the granting servers would hit another machine)."""
 import json
 import sys
 import time
@@ -22,3 +24,6 @@ for line in sys.stdin:
     elif mode == "chatter":
         print("INFO acquiring the lock", flush=True)
         print(json.dumps({"id": request["id"], "result": "fail"}), flush=True)
+    elif mode == "foreign-grant":
+        print(json.dumps({"id": request["id"], "result": "ok",
+                          "granted_by": ["192.0.2.1:6379"]}), flush=True)

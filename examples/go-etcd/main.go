@@ -32,7 +32,10 @@ type answer struct {
 	ID     uint64 `json:"id"`
 	Result string `json:"result"`
 	Token  *int64 `json:"token,omitempty"`
-	Error  string `json:"error,omitempty"`
+	// Kind says what a failed release means for the lease (PROTOCOL.md): both of ours
+	// sent nothing, "not-held".
+	Kind  string `json:"kind,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 var (
@@ -78,12 +81,14 @@ func acquire(wait time.Duration) answer {
 
 func release() answer {
 	if mutex == nil {
-		return answer{Result: "fail", Error: "nothing held"}
+		return answer{Result: "fail", Kind: "not-held", Error: "nothing held"}
 	}
 	m := mutex
 	mutex = nil
 	if isDone(session) {
-		return answer{Result: "fail", Error: "the session's lease expired while held"}
+		// The session's keep-alive gave up (its lease expired by the client's own reckoning):
+		// the unlock is not sent.
+		return answer{Result: "fail", Kind: "not-held", Error: "the session's lease expired while held"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -131,7 +131,10 @@ async function handle(request) {
     }
     return { result: 'fail', error: `unknown op ${request.op}` };
   } catch (e) {
-    return outcomeOf(e);
+    const answer = outcomeOf(e);
+    // Not sent, or refused by the server: nothing was said of whose the key is.
+    if (request.op === 'release' && answer.result === 'fail') answer.kind = 'refused';
+    return answer;
   }
 }
 

@@ -24,7 +24,8 @@ const RETRY_JITTER_MS = 10;
 
 const log = (...words) => console.error('node-redlock:', ...words);
 
-const clients = process.env.LOCKPICK_SERVERS.split(',').map((server) => {
+const SERVERS = process.env.LOCKPICK_SERVERS.split(',');
+const clients = SERVERS.map((server) => {
   const at = server.lastIndexOf(':');
   const client = redis.createClient({
     host: server.slice(0, at),
@@ -44,6 +45,43 @@ const redlock = new Redlock(clients, {
   retryDelay: RETRY_DELAY_MS,
   retryJitter: RETRY_JITTER_MS,
 });
+
+// Which servers said what to each lock value's scripts. Redlock 4.2 counts the servers' votes
+// but does not say whose they were, so each reply is watched on its way through
+// `_executeScript`, the one method every script of redlock 4 goes through (an internal, but
+// the same through 4.x). For a value: `granted`, the servers that set the key in its latest
+// attempt (every attempt asks the servers in order, the first one first); `released` and
+// `notOurs`, the servers whose unlock deleted the key, or found it gone or another's.
+const ADDRESS = new Map(clients.map((client, i) => [client, SERVERS[i]]));
+const replies = new Map();
+const executeScript = redlock._executeScript.bind(redlock);
+redlock._executeScript = function watched(server, name, args, callback) {
+  const wanted = args[0]; // the number of keys: the reply of a script that took every one
+  const value = args[args.length - (name === 'unlockScript' ? 1 : 2)];
+  if (!replies.has(value)) replies.set(value, { granted: [], released: [], notOurs: [] });
+  const said = replies.get(value);
+  if (name === 'lockScript' && server === clients[0]) said.granted = [];
+  if (name === 'unlockScript' && server === clients[0]) {
+    said.released = [];
+    said.notOurs = [];
+  }
+  return executeScript(server, name, args, (err, response) => {
+    const all = !err && (response === wanted || response === `${wanted}`);
+    if (name === 'lockScript' && all) said.granted.push(ADDRESS.get(server));
+    if (name === 'unlockScript' && all) said.released.push(ADDRESS.get(server));
+    if (name === 'unlockScript' && !err && !all) said.notOurs.push(ADDRESS.get(server));
+    callback(err, response);
+  });
+};
+
+// Why a release failed: `not-ours` when too few servers may still hold the key for it to be
+// ours (Redlock's lock lives only on a majority); `refused` when enough of them refused the
+// unlock or were not reached that it may be.
+function releaseFailKind(lock) {
+  const said = replies.get(lock.value) || { released: [], notOurs: [] };
+  const mayHold = SERVERS.length - said.released.length - said.notOurs.length;
+  return mayHold < Math.floor(SERVERS.length / 2) + 1 ? 'not-ours' : 'refused';
+}
 
 // The servers' errors during the current request: Redlock counts a failed server as a
 // missing vote and only reports them as events.
@@ -105,6 +143,7 @@ async function handle(request, received) {
   serverErrors = [];
   if (request.op === 'acquire') {
     if (held) return { result: 'fail', error: 'already holding the lock' };
+    replies.clear(); // what the servers said to earlier grants' values is no longer asked
     const retryCount = Math.floor(request.wait_ms / (RETRY_DELAY_MS + RETRY_JITTER_MS));
     const taking = redlock.lockWithOptions(KEY, TTL_MS, { retryCount });
     const outcome = await bounded(taking, request.wait_ms + OP_TIMEOUT_MS * 0.8, 'acquire');
@@ -115,10 +154,15 @@ async function handle(request, received) {
     }
     if (outcome.error) return failOrUnknown(outcome.error);
     held = outcome.value;
-    return { result: 'ok', ...grant(held, received) };
+    const grantedBy = replies.get(held.value).granted;
+    return { result: 'ok', ...grant(held, received), granted_by: grantedBy };
   }
   if (request.op === 'release' || request.op === 'extend') {
-    if (!held) return { result: 'fail', error: 'no lock held' };
+    if (!held) {
+      return request.op === 'release'
+        ? { result: 'fail', kind: 'not-held', error: 'no lock held' }
+        : { result: 'fail', error: 'no lock held' };
+    }
     const lock = held;
     const releasing = request.op === 'release';
     const asking = releasing ? lock.unlock() : lock.extend(TTL_MS);
@@ -129,7 +173,9 @@ async function handle(request, received) {
     }
     if (outcome.error) {
       held = null; // a failed extend has unlocked what it reached: the lock is gone
-      return failOrUnknown(outcome.error);
+      const answer = failOrUnknown(outcome.error);
+      if (releasing && answer.result === 'fail') answer.kind = releaseFailKind(lock);
+      return answer;
     }
     return releasing ? { result: 'ok' } : { result: 'ok', ...lease(lock, received) };
   }

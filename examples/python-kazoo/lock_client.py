@@ -116,7 +116,8 @@ def bounded_release(held):
             e = state["error"]
             return {"result": "unknown", "error": f"{type(e).__name__}: {e}"}
     if session["lost"]:
-        return {"result": "fail", "error": "the session expired while held"}
+        # kazoo heard from the ensemble that the session expired: its lock node went with it.
+        return {"result": "fail", "kind": "not-ours", "error": "the session expired while held"}
     return {"result": "ok"}
 
 
@@ -130,7 +131,7 @@ def handle(request):
             return answer
         if op == "release":
             if lock is None:
-                return {"result": "fail", "error": "no lock held"}
+                return {"result": "fail", "kind": "not-held", "error": "no lock held"}
             held, lock = lock, None
             return bounded_release(held)
         return {"result": "fail", "error": f"unknown op {op}"}

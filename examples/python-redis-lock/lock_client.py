@@ -122,7 +122,9 @@ def handle(request):
             return {"result": "ok", **LEASE}
         return {"result": "fail", "error": f"unknown op {op}"}
     except redis_lock.NotAcquired as e:
-        return {"result": "fail", "error": f"no longer ours: {e}"}
+        # The server's script found the key gone or another's; only a release says its kind.
+        kind = {"kind": "not-ours"} if op == "release" else {}
+        return {"result": "fail", "error": f"no longer ours: {e}", **kind}
     except RedisError as e:
         # A timeout after sending: the command may still have been applied.
         return {"result": "unknown", "error": f"{type(e).__name__}: {e}"}

@@ -44,6 +44,11 @@ def acquire(wait_s):
         time.sleep(0.01)
 
 
+def failed(op, kind, error):
+    # A release's fail says what it means for the lease (`kind`); no other answer carries one.
+    return {"result": "fail", "error": error, **({"kind": kind} if op == "release" else {})}
+
+
 def handle(request):
     op = request["op"]
     try:
@@ -56,10 +61,10 @@ def handle(request):
             lock.extend(TTL_MS / 1000, replace_ttl=True)
             return {"result": "ok", **LEASE}
         return {"result": "fail", "error": f"unknown op {op}"}
-    except LockNotOwnedError as e:
-        return {"result": "fail", "error": f"no longer ours: {e}"}
-    except LockError as e:
-        return {"result": "fail", "error": str(e)}
+    except LockNotOwnedError as e:  # the server found the key gone, or another's
+        return failed(op, "not-ours", f"no longer ours: {e}")
+    except LockError as e:  # redis-py's own refusal: it holds no token, so sent nothing
+        return failed(op, "not-held", str(e))
     except RedisError as e:
         # A timeout after sending: the command may still have been applied.
         return {"result": "unknown", "error": f"{type(e).__name__}: {e}"}

@@ -9,7 +9,7 @@ use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::recorder::Recorder;
 use lockpick_workloads::resource_client::{read_secret, ResourceClient};
 use lockpick_workloads::worker::{self, WorkerConfig};
-use lockpick_workloads::{Grant, LockClient, OnRenewal, Outcome};
+use lockpick_workloads::{Grant, LockClient, OnRenewal, Outcome, Released};
 
 use crate::cli::ClientArgs;
 use crate::locks;
@@ -84,7 +84,7 @@ impl LockClient for Faulty {
         outcome
     }
 
-    fn release(&mut self, grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, grant: &Grant) -> Released {
         // The release invoke is recorded before this call: the fault leaves it open.
         match self.fault {
             ClientFault::Crash => panic!("injected crash (LOCKPICK_INJECT_CLIENT)"),

@@ -42,6 +42,9 @@ pub fn render(results: &Results) -> String {
         results.answered_unknown,
         results.incomplete.len()
     );
+    if let Some(failed) = results.release_failures.told() {
+        let _ = writeln!(out, "  releases failed: {failed}");
+    }
     if let Some(o) = &results.overlapping_holders {
         let _ = writeln!(
             out,

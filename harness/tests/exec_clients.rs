@@ -339,3 +339,8 @@ fn a_program_that_never_answers_gets_info_outcomes() {
 fn a_program_that_prints_other_lines_gets_info_outcomes() {
     broken("chatter", "\"INFO acquiring the lock\"");
 }
+
+#[test]
+fn a_program_granted_by_a_server_it_was_not_given_gets_info_outcomes() {
+    broken("foreign-grant", "which is not one of LOCKPICK_SERVERS");
+}

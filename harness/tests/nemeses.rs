@@ -35,6 +35,24 @@ fn a_clock_jump_on_the_holders_majority_breaks_redlock() {
         assert_eq!(jump["value"]["effective"], true, "{jump}");
     }
     starts_and_stops_match(&r);
+    // The holder's keys expired under it: its release finds them gone or another's, and says
+    // so by its kind; lockpick's own Redlock gives a kind to every failed release.
+    let history = r.history();
+    let failed: Vec<&serde_json::Value> = history
+        .iter()
+        .filter(|op| op["f"] == "release" && op["type"] == "fail")
+        .collect();
+    for op in &failed {
+        let kind = op["value"]["kind"].as_str();
+        assert!(matches!(kind, Some("not-ours" | "refused")), "{op}");
+    }
+    let not_ours = failed.iter().filter(|op| op["value"]["kind"] == "not-ours");
+    assert!(not_ours.count() > 0, "{}", r.stdout);
+    assert_eq!(
+        r.results["release_failures"]["not_ours"].as_u64().unwrap() as usize
+            + r.results["release_failures"]["refused"].as_u64().unwrap() as usize,
+        failed.len()
+    );
 }
 
 #[test]

@@ -14,7 +14,7 @@ use crate::clock::RunClock;
 use crate::error::WorkloadError;
 use crate::etcd_gateway::{encode, int_field, EtcdGateway};
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
-use crate::lock_client::{Grant, LockClient, Outcome};
+use crate::lock_client::{Grant, LockClient, Outcome, ReleaseFail, Released};
 
 /// How late etcd may revoke an expired lease: its lessor looks for expired leases every 500 ms.
 pub const EXPIRY_CHECK_PERIOD: Duration = Duration::from_millis(500);
@@ -177,7 +177,7 @@ impl LockClient for EtcdLock {
         })
     }
 
-    fn release(&mut self, grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, grant: &Grant) -> Released {
         let (lease, lock_key) = grant.handle.split_once(' ').unwrap_or(("0", ""));
         let lease: i64 = lease.parse().unwrap_or(0);
         if let Some(watchdog) = self.watchdog.take() {
@@ -191,7 +191,7 @@ impl LockClient for EtcdLock {
         self.revoke(lease);
         match unlocked {
             Outcome::Ok(_) => Outcome::Ok(()),
-            Outcome::Fail(e) => Outcome::Fail(e),
+            Outcome::Fail(e) => Outcome::Fail(ReleaseFail::refused(e)),
             Outcome::Info(e) => Outcome::Info(e),
         }
     }

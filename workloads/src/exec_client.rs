@@ -20,7 +20,7 @@ use crate::exec_renewal::Renewals;
 use crate::exec_server_check::ServerCheck;
 use crate::exec_session::{Answer, Breakage, Session, Verdict, PROTOCOL_VERSION};
 use crate::lease::{Lease, OnRenewal, Renewed, ServerLease, Watchdog};
-use crate::lock_client::{Grant, LockClient, Outcome};
+use crate::lock_client::{Grant, LockClient, Outcome, ReleaseFail, Released};
 
 /// How long a program may take to start and say hello: interpreters and JVM-free runtimes
 /// start well within it, and a run's clients start before its faults.
@@ -311,7 +311,7 @@ impl LockClient for ExecClient {
                 Outcome::Ok(Grant {
                     token: answer.token,
                     handle: answer.id.to_string(),
-                    granted_by: Vec::new(),
+                    granted_by: answer.granted_by.unwrap_or_default(),
                     lease,
                     granted_after,
                     lower_tokens_gone: false,
@@ -329,7 +329,7 @@ impl LockClient for ExecClient {
         self.library.get().cloned()
     }
 
-    fn release(&mut self, _grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, _grant: &Grant) -> Released {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
@@ -340,11 +340,12 @@ impl LockClient for ExecClient {
         match released {
             Ok((answer, _)) => match answer.result {
                 Verdict::Ok => Outcome::Ok(()),
-                Verdict::Fail => Outcome::Fail(
-                    answer
+                Verdict::Fail => Outcome::Fail(ReleaseFail {
+                    kind: answer.kind,
+                    error: answer
                         .error
-                        .unwrap_or_else(|| "the lock was no longer ours".to_string()),
-                ),
+                        .unwrap_or_else(|| "the program said fail".to_string()),
+                }),
                 Verdict::Unknown => Outcome::Info(
                     answer
                         .error

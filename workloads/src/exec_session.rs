@@ -10,9 +10,10 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
+pub use crate::exec_answer::{Answer, Verdict};
 use crate::exec_renewal::{renewal_report, Renewals, ReportsPromised};
 
 /// The protocol version this lockpick speaks.
@@ -72,37 +73,6 @@ impl std::fmt::Display for Breakage {
     }
 }
 
-/// What the program answered to one request (serialized back as the program would have written
-/// it, for `lockpick protocol-check` to show).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Answer {
-    pub id: u64,
-    pub result: Verdict,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<u64>,
-    /// The lease is certainly held at least this long after the request was sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub valid_ms: Option<u64>,
-    /// The lease has certainly ended this long after the answer, unless extended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_ms: Option<u64>,
-    /// The grant certainly came no earlier than this long after the request was received (a
-    /// library that retries inside one acquire: when its last attempt was sent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub granted_after_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Ok,
-    Fail,
-    Unknown,
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Hello {
@@ -133,6 +103,8 @@ pub struct Session {
     pub extends: bool,
     /// The library it names in its hello.
     pub library: Option<String>,
+    /// The servers it was given (`LOCKPICK_SERVERS`): all a `granted_by` may name.
+    servers: Vec<String>,
 }
 
 impl Session {
@@ -173,6 +145,12 @@ impl Session {
         renewals: &Renewals,
     ) -> Result<Session, Breakage> {
         let name = command.get_program().to_string_lossy().into_owned();
+        let servers = command
+            .get_envs()
+            .find(|(key, _)| *key == "LOCKPICK_SERVERS")
+            .and_then(|(_, value)| value?.to_str())
+            .map(|list| list.split(',').map(str::to_string).collect())
+            .unwrap_or_default();
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -190,6 +168,7 @@ impl Session {
             oldest_unanswered: 1,
             extends: false,
             library: None,
+            servers,
         };
         match session.hello(hello_within, &promised) {
             Ok(()) => Ok(session),
@@ -259,6 +238,9 @@ impl Session {
                 });
             }
             self.oldest_unanswered = id + 1;
+            if let Some(why) = answer.misplaced(op, &self.servers) {
+                return Err(Breakage::Garbage { line, why });
+            }
             return Ok(answer);
         }
     }

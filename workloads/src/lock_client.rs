@@ -2,15 +2,18 @@
 
 use std::time::Duration;
 
+pub use lockpick_checkers::model::ReleaseFailKind;
+
 use crate::lease::{Lease, OnRenewal, ServerLease};
 
-/// What a call to a lock service or the resource did, as far as the client can know.
+/// What a call to a lock service or the resource did, as far as the client can know. `E` says
+/// why it failed: words, or for a release, words and a kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome<T> {
+pub enum Outcome<T, E = String> {
     /// It took effect.
     Ok(T),
     /// It certainly did not take effect (refused, or never sent).
-    Fail(String),
+    Fail(E),
     /// Nobody knows: the request may have been applied (a timeout after sending). Recorded as
     /// `info`, never as `fail`, because a timed-out `SET` can still be applied later.
     Info(String),
@@ -39,6 +42,31 @@ pub struct Grant {
     pub server_lease: Option<ServerLease>,
 }
 
+/// Why a release certainly did not take effect: what it means for the lease, and in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReleaseFail {
+    /// `None` when the client did not say (an exec program that gives no `kind`).
+    pub kind: Option<ReleaseFailKind>,
+    pub error: String,
+}
+
+impl ReleaseFail {
+    pub fn new(kind: ReleaseFailKind, error: impl Into<String>) -> ReleaseFail {
+        ReleaseFail {
+            kind: Some(kind),
+            error: error.into(),
+        }
+    }
+
+    /// The service refused the request or could not be reached (a lock server's `Fail`).
+    pub fn refused(error: String) -> ReleaseFail {
+        ReleaseFail::new(ReleaseFailKind::Refused, error)
+    }
+}
+
+/// What a release did.
+pub type Released = Outcome<(), ReleaseFail>;
+
 /// A random value that identifies one grant (the value of a Redis lock key).
 pub fn random_value() -> String {
     format!("{:032x}", rand::random::<u128>())
@@ -61,8 +89,10 @@ pub trait LockClient {
     /// outcome is `Ok`, `on_renewal` is dropped unused.
     fn try_acquire(&mut self, wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant>;
 
-    /// Gives back a grant. `Fail` means the lock was no longer this grant's (its lease ended).
-    fn release(&mut self, grant: &Grant) -> Outcome<()>;
+    /// Gives back a grant. `Fail` means it certainly did not take effect, and its kind says
+    /// why: the lock was no longer this grant's (its lease ended), nothing was held to send,
+    /// or the service refused it or could not be reached.
+    fn release(&mut self, grant: &Grant) -> Released;
 
     /// The library that takes the lock, when the client learns it as it runs (an exec
     /// program's hello): the worker records it once, on the first acquire completion after.

@@ -14,7 +14,9 @@ use std::time::Duration;
 use crate::clock::RunClock;
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
-use crate::lock_client::{random_value, Grant, LockClient, Outcome};
+use crate::lock_client::{
+    random_value, Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released,
+};
 use crate::postgres_session::PostgresSession;
 use crate::redis_node::expires_by;
 
@@ -82,9 +84,13 @@ impl LockClient for AdvisoryLock {
         }
     }
 
-    fn release(&mut self, _grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, _grant: &Grant) -> Released {
         if !self.session.is_connected() {
-            return Outcome::Fail("the session had ended, and its lock with it".to_string());
+            // Not sent; when the server ends a session whose connection broke is not known.
+            return Outcome::Fail(ReleaseFail::new(
+                ReleaseFailKind::NotHeld,
+                "the session had ended, and its lock with it",
+            ));
         }
         match self
             .session
@@ -93,8 +99,11 @@ impl LockClient for AdvisoryLock {
             Outcome::Ok(rows) if rows.first().and_then(|r| r.try_get(0).ok()) == Some(true) => {
                 Outcome::Ok(())
             }
-            Outcome::Ok(_) => Outcome::Fail("the session no longer held the lock".to_string()),
-            Outcome::Fail(e) => Outcome::Fail(e),
+            Outcome::Ok(_) => Outcome::Fail(ReleaseFail::new(
+                ReleaseFailKind::NotOurs,
+                "the session no longer held the lock",
+            )),
+            Outcome::Fail(e) => Outcome::Fail(ReleaseFail::refused(e)),
             Outcome::Info(e) => {
                 // The session is gone with its connection: so is the lock, whatever the unlock
                 // did. Unknown all the same: when the server noticed is not known.
@@ -230,16 +239,17 @@ impl LockClient for LeaseLock {
         })
     }
 
-    fn release(&mut self, grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, grant: &Grant) -> Released {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
         match self.session.query(GIVE_BACK, &[&self.name, &grant.handle]) {
             Outcome::Ok(rows) if !rows.is_empty() => Outcome::Ok(()),
-            Outcome::Ok(_) => {
-                Outcome::Fail("the lock was no longer ours: the lease had expired".to_string())
-            }
-            Outcome::Fail(e) => Outcome::Fail(e),
+            Outcome::Ok(_) => Outcome::Fail(ReleaseFail::new(
+                ReleaseFailKind::NotOurs,
+                "the lock was no longer ours: the lease had expired",
+            )),
+            Outcome::Fail(e) => Outcome::Fail(ReleaseFail::refused(e)),
             Outcome::Info(e) => Outcome::Info(e),
         }
     }

@@ -9,7 +9,9 @@ use std::time::Duration;
 use crate::clock::RunClock;
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
-use crate::lock_client::{random_value, Grant, LockClient, Outcome};
+use crate::lock_client::{
+    random_value, Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released,
+};
 use crate::redis_node::{expires_by, RedisNode};
 
 pub struct RedisLock {
@@ -104,16 +106,17 @@ impl LockClient for RedisLock {
         }
     }
 
-    fn release(&mut self, grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, grant: &Grant) -> Released {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
         match self.node.delete_if_equal(&self.key, &grant.handle) {
             Outcome::Ok(true) => Outcome::Ok(()),
-            Outcome::Ok(false) => {
-                Outcome::Fail("the lock was no longer ours: the lease had expired".to_string())
-            }
-            Outcome::Fail(e) => Outcome::Fail(e),
+            Outcome::Ok(false) => Outcome::Fail(ReleaseFail::new(
+                ReleaseFailKind::NotOurs,
+                "the lock was no longer ours: the lease had expired",
+            )),
+            Outcome::Fail(e) => Outcome::Fail(ReleaseFail::refused(e)),
             Outcome::Info(e) => Outcome::Info(e),
         }
     }

@@ -16,8 +16,24 @@ use std::time::Duration;
 use crate::clock::{RunClock, SkewableClock};
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
-use crate::lock_client::{random_value, Grant, LockClient, Outcome};
+use crate::lock_client::{
+    random_value, Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released,
+};
 use crate::redis_node::{expires_by, RedisNode};
+
+/// What a release that deleted the key on too few nodes, none of them unanswered, means: no
+/// longer ours only if the nodes that may still hold the key (neither deleted nor answering
+/// "not ours": those that refused or were not reached) are too few for a majority.
+fn release_fail_kind(outcomes: &[Outcome<bool>]) -> ReleaseFailKind {
+    let may_hold = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Fail(_)))
+        .count();
+    match may_hold < quorum(outcomes.len()) {
+        true => ReleaseFailKind::NotOurs,
+        false => ReleaseFailKind::Refused,
+    }
+}
 
 pub struct Redlock {
     nodes: Vec<RedisNode>,
@@ -286,7 +302,7 @@ impl LockClient for Redlock {
         }
     }
 
-    fn release(&mut self, grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, grant: &Grant) -> Released {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
@@ -303,119 +319,13 @@ impl LockClient for Redlock {
         } else if outcomes.iter().any(|o| matches!(o, Outcome::Info(_))) {
             Outcome::Info(format!("deleted on {deleted} nodes; others did not answer"))
         } else {
-            Outcome::Fail(format!(
-                "the lock was no longer ours on a majority (deleted on {deleted} nodes)"
+            Outcome::Fail(ReleaseFail::new(
+                release_fail_kind(&outcomes),
+                format!("not released on a majority (deleted on {deleted} nodes)"),
             ))
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const BOUNDS: Lease = Lease {
-        live_until: 10,
-        expires_by: Some(20),
-    };
-
-    fn outcomes(text: &str) -> Vec<Outcome<bool>> {
-        text.chars()
-            .map(|c| match c {
-                'y' => Outcome::Ok(true),
-                'n' => Outcome::Ok(false),
-                'f' => Outcome::Fail("refused".into()),
-                _ => Outcome::Info("timed out".into()),
-            })
-            .collect()
-    }
-
-    fn answers(text: &str, gone_by: &[u64]) -> Vec<Outcome<Option<u64>>> {
-        text.chars()
-            .zip(gone_by)
-            .map(|(c, t)| match c {
-                'y' => Outcome::Ok(Some(*t)),
-                'n' => Outcome::Ok(None),
-                'f' => Outcome::Fail("refused".into()),
-                _ => Outcome::Info("timed out".into()),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_lease_ends_when_fewer_than_a_quorum_can_hold_its_key() {
-        let mut leases = NodeLeases::new(5);
-        leases.record(&answers("yyyyn", &[50, 10, 40, 20, 90]));
-        // After 20, only the nodes gone by 40 and 50 can hold it: fewer than three.
-        assert_eq!(leases.expires_by(), Some(20));
-        // A node that may apply a request late counts as holding it for ever.
-        leases.record(&answers("yyyiy", &[50, 10, 40, 0, 90]));
-        assert_eq!(leases.expires_by(), Some(50));
-    }
-
-    #[test]
-    fn a_refusing_node_keeps_what_it_had_and_a_late_quorum_unbounds_the_lease() {
-        let mut leases = NodeLeases::new(3);
-        leases.record(&answers("yyn", &[30, 20, 0]));
-        assert_eq!(leases.expires_by(), Some(20));
-        // The refused extension left node 1's key as it was; node 0 extended.
-        leases.record(&answers("yfn", &[60, 0, 0]));
-        assert_eq!(leases.expires_by(), Some(20));
-        leases.record(&answers("iin", &[0, 0, 0]));
-        assert_eq!(leases.expires_by(), None);
-    }
-
-    #[test]
-    fn fewer_holders_than_a_quorum_end_by_the_latest() {
-        let mut leases = NodeLeases::new(5);
-        leases.record(&answers("ynnyn", &[30, 0, 0, 70, 0]));
-        assert_eq!(leases.expires_by(), Some(70));
-        leases.record(&answers("nnnnn", &[0, 0, 0, 0, 0]));
-        assert_eq!(leases.expires_by(), None);
-    }
-
-    #[test]
-    fn a_majority_extends_the_lease_with_its_bounds() {
-        let mut late = BTreeSet::new();
-        let renewed = judge_extension(&outcomes("yyyfi"), &mut late, BOUNDS);
-        assert_eq!(renewed, Renewed::Extended(BOUNDS));
-        assert_eq!(late, BTreeSet::from([4]));
-    }
-
-    #[test]
-    fn a_quorum_of_unanswered_nodes_unbounds_the_lease() {
-        let mut late = BTreeSet::from([0, 1]);
-        let renewed = judge_extension(&outcomes("yyyyi"), &mut late, BOUNDS);
-        let unbounded = Lease {
-            expires_by: None,
-            ..BOUNDS
-        };
-        assert_eq!(renewed, Renewed::Extended(unbounded));
-    }
-
-    #[test]
-    fn a_majority_that_lost_our_key_ends_the_renewals() {
-        let mut late = BTreeSet::new();
-        assert_eq!(
-            judge_extension(&outcomes("nnnff"), &mut late, BOUNDS),
-            Renewed::Lost
-        );
-        assert_eq!(
-            judge_extension(&outcomes("nnnyf"), &mut late, BOUNDS),
-            Renewed::GaveUp
-        );
-    }
-
-    #[test]
-    fn a_minority_extension_leaves_the_lease_unknown() {
-        let mut late = BTreeSet::new();
-        assert_eq!(
-            judge_extension(&outcomes("yyfff"), &mut late, BOUNDS),
-            Renewed::Unknown
-        );
-        assert_eq!(
-            judge_extension(&outcomes("fffff"), &mut late, BOUNDS),
-            Renewed::Unchanged
-        );
-    }
-}
+mod tests;

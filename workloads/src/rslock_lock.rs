@@ -15,7 +15,7 @@ use tokio::runtime::Runtime;
 use crate::clock::RunClock;
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
-use crate::lock_client::{Grant, LockClient, Outcome};
+use crate::lock_client::{Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released};
 use crate::redis_node::{KeyTimes, RedisNode};
 use crate::redlock::{drift, on_every_node, quorum};
 
@@ -236,12 +236,15 @@ impl LockClient for RslockLock {
         }
     }
 
-    fn release(&mut self, _grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, _grant: &Grant) -> Released {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
         let Some(guard) = self.held.take() else {
-            return Outcome::Fail("no rslock guard held".to_string());
+            return Outcome::Fail(ReleaseFail::new(
+                ReleaseFailKind::NotHeld,
+                "no rslock guard held",
+            ));
         };
         // rslock's release is best effort and reports nothing: `ok` means it returned.
         let timeout = self.timeout;

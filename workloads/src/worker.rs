@@ -102,8 +102,17 @@ pub fn run<W: Write + Send + 'static>(
                     F::Release,
                     json!({ "acquisition": acquisition }),
                 )?;
-                let outcome = lock.release(&grant);
-                let body = json!({ "acquisition": acquisition, "token": grant.token });
+                let mut body = json!({ "acquisition": acquisition, "token": grant.token });
+                let outcome = match lock.release(&grant) {
+                    Outcome::Ok(()) => Outcome::Ok(()),
+                    Outcome::Fail(failed) => {
+                        if let Some(kind) = failed.kind {
+                            body["kind"] = json!(kind);
+                        }
+                        Outcome::Fail(failed.error)
+                    }
+                    Outcome::Info(why) => Outcome::Info(why),
+                };
                 record_outcome(recorder, F::Release, body, outcome, |_| Value::Null)?;
                 // Turns: a client that just released waits longer than a refused client's
                 // back-off, so a waiting client takes the lock next instead of the releaser

@@ -13,7 +13,7 @@ use zookeeper_client as zk;
 use crate::clock::RunClock;
 use crate::error::WorkloadError;
 use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
-use crate::lock_client::{Grant, LockClient, Outcome};
+use crate::lock_client::{Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released};
 
 /// ZooKeeper's tick here (the harness's `tickTime`): the server expires sessions in tick-sized
 /// buckets, so a session may outlive its timeout by up to one tick.
@@ -241,12 +241,15 @@ impl LockClient for ZookeeperLock {
         }
     }
 
-    fn release(&mut self, grant: &Grant) -> Outcome<()> {
+    fn release(&mut self, grant: &Grant) -> Released {
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.stop();
         }
         let Some(client) = self.client.take() else {
-            return Outcome::Fail("the session that held the lock is gone".to_string());
+            return Outcome::Fail(ReleaseFail::new(
+                ReleaseFailKind::NotHeld,
+                "the session that held the lock is gone",
+            ));
         };
         let request_timeout = self.timeout;
         let delete = async { timeout(request_timeout, client.delete(&grant.handle, None)).await };
@@ -256,12 +259,14 @@ impl LockClient for ZookeeperLock {
                 self.client = Some(client);
                 Outcome::Ok(())
             }
-            Ok(Err(zk::Error::NoNode)) => {
-                Outcome::Fail("our node was gone: the session had expired".to_string())
-            }
-            Ok(Err(zk::Error::SessionExpired)) => {
-                Outcome::Fail("the session had expired, and our node with it".to_string())
-            }
+            Ok(Err(zk::Error::NoNode)) => Outcome::Fail(ReleaseFail::new(
+                ReleaseFailKind::NotOurs,
+                "our node was gone: the session had expired",
+            )),
+            Ok(Err(zk::Error::SessionExpired)) => Outcome::Fail(ReleaseFail::new(
+                ReleaseFailKind::NotOurs,
+                "the session had expired, and our node with it",
+            )),
             Ok(Err(e)) => Outcome::Info(e.to_string()),
             Err(_) => Outcome::Info(format!("no answer within {:?}", self.timeout)),
         }

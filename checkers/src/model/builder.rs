@@ -238,6 +238,13 @@ impl Builder {
                 _ => self.model.unknown_acquires.push(attempt),
             }
         }
+        if op.f == F::Release && op.kind == OpType::Fail {
+            self.model.release_failures.count(value.kind);
+            if let Some(&i) = self.model.hold_index.get(&*value.acquisition) {
+                let failed = super::ReleaseFailed { kind: value.kind };
+                self.model.holds[i].release_failed = Some(failed);
+            }
+        }
         if op.f == F::Release && op.kind == OpType::Ok {
             if let Some(&i) = self.model.hold_index.get(&*value.acquisition) {
                 self.model.holds[i].released_ok_at = Some(op.time);
@@ -264,6 +271,7 @@ impl Builder {
                 end: op.time,
                 released: false,
                 released_ok_at: None,
+                release_failed: None,
                 start_index: op.index,
                 end_index: op.index,
                 lease: value.lease,

@@ -4,6 +4,7 @@
 //! the checkers themselves only ever see a consistent model.
 
 mod builder;
+pub mod release_fail;
 pub mod server_lease;
 mod values;
 
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 pub use builder::{build, Builder};
+pub use release_fail::{ReleaseFailKind, ReleaseFailed, ReleaseFailures};
 pub use server_lease::{Contradiction, ServerLease};
 pub use values::decode_only;
 
@@ -46,6 +48,10 @@ pub struct Hold {
     pub released: bool,
     /// When the release completed `ok` (the lock service let it go), if it did.
     pub released_ok_at: Option<u64>,
+    /// The release completed `fail`, and what kind its client said it was. Told, never taken
+    /// as the lease's end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_failed: Option<ReleaseFailed>,
     pub start_index: u64,
     pub end_index: u64,
     /// The lease as its acquire and renewals recorded it: `live_until` the latest of them all,
@@ -204,6 +210,8 @@ pub struct Model {
     /// Client operations that completed `info`: answered, but nobody knows whether they took
     /// effect (a timeout, an exec program that says it does not know).
     pub answered_unknown: usize,
+    /// Releases that completed `fail`, by the kind their client gave.
+    pub release_failures: ReleaseFailures,
     /// Time of the last operation.
     pub end: u64,
     /// What the final read of the resource saw, if the run made one.

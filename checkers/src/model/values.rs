@@ -23,6 +23,9 @@ pub(super) struct ClientValue<'a> {
     pub(super) lower_tokens_gone: bool,
     #[serde(default)]
     pub(super) server_lease: Option<crate::lease_claims::ServerLease>,
+    /// Why a release failed, when its client said (`fail` `release` only).
+    #[serde(default)]
+    pub(super) kind: Option<super::ReleaseFailKind>,
 }
 
 #[derive(Deserialize)]

@@ -150,9 +150,9 @@ impl Lock for Exec {
         let servers = self.service.capabilities();
         Capabilities {
             token: "the token the client program reports",
-            names_granting_servers: Support::No(
-                "a client program does not say which servers granted its lock",
-            ),
+            // Decided per grant: a program names its granting servers in the acquire's
+            // `granted_by` (PROTOCOL.md), and a grant that names none is not aimed at.
+            names_granting_servers: Support::Yes,
             client_clock: Support::No(
                 "a client program's own clock is not moved by skew-clients (it does not read \
                  lockpick's skew file)",

@@ -96,6 +96,9 @@ fn summary(results: &Results) -> Markup {
         "incomplete operations",
         results.incomplete.len().to_string(),
     ));
+    if let Some(failed) = results.release_failures.told() {
+        rows.push(("releases failed", failed));
+    }
     if let Some(o) = &results.overlapping_holders {
         rows.push(("holds", o.holds.to_string()));
         rows.push(("overlapping holders", o.overlaps.len().to_string()));

@@ -3,13 +3,10 @@ use crate::exec_session::Verdict;
 
 fn answer(valid_ms: u64, expires_ms: u64, granted_after_ms: Option<u64>) -> Answer {
     Answer {
-        id: 1,
-        result: Verdict::Ok,
-        token: None,
         valid_ms: Some(valid_ms),
         expires_ms: Some(expires_ms),
         granted_after_ms,
-        error: None,
+        ..Answer::bare(1, Verdict::Ok)
     }
 }
 

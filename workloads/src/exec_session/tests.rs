@@ -70,3 +70,37 @@ fn a_wrong_id_a_death_and_silence_are_breakages() {
         session.kill();
     }
 }
+
+#[test]
+fn a_grant_by_a_server_the_program_was_not_given_is_a_breakage() {
+    // The program is told of two servers; it names them, then one it was never given.
+    let env = [(
+        "LOCKPICK_SERVERS".to_string(),
+        "10.1.0.1:6379,10.1.0.2:6379".to_string(),
+    )];
+    let program = shell(
+        r#"echo '{"protocol": 1}'; read one;
+           echo '{"id": 1, "result": "ok", "granted_by": ["10.1.0.2:6379", "10.1.0.1:6379"]}';
+           read two; echo '{"id": 2, "result": "fail", "kind": "not-ours"}';
+           read three; echo '{"id": 3, "result": "ok", "granted_by": ["10.9.9.9:6379"]}'"#,
+    );
+    let mut session = Session::start(&program, &env, SECOND, &renewals()).unwrap();
+    let granted = session
+        .request("acquire", json!({"wait_ms": 5}), SECOND)
+        .unwrap();
+    assert_eq!(
+        granted.granted_by.unwrap(),
+        ["10.1.0.2:6379", "10.1.0.1:6379"]
+    );
+    let lost = session.request("release", json!({}), SECOND).unwrap();
+    assert_eq!(
+        lost.kind,
+        Some(crate::lock_client::ReleaseFailKind::NotOurs)
+    );
+    let foreign = session.request("acquire", json!({"wait_ms": 5}), SECOND);
+    assert!(
+        matches!(&foreign, Err(Breakage::Garbage { why, .. }) if why.contains("not one of")),
+        "{foreign:?}"
+    );
+    session.kill();
+}
