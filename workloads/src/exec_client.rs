@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::client_spec::ClientSpec;
 use crate::clock::RunClock;
+use crate::exec_clock::ClockAsks;
 use crate::exec_server_check::ServerCheck;
 use crate::exec_session::{Answer, Breakage, Session, Verdict, PROTOCOL_VERSION};
 use crate::lease::{Lease, OnRenewal, Renewed, ServerLease, Watchdog};
@@ -49,6 +50,8 @@ pub struct ExecClient {
     /// Asks the lock's server for its own count of each granted or extended lease, when it can
     /// be asked (shared with the watchdog that sends `extend`).
     server_check: Arc<Mutex<Option<ServerCheck>>>,
+    /// Answers `skew-clients`'s asks for the program's clock, before each request.
+    clock_asks: Option<Mutex<ClockAsks>>,
 }
 
 /// The running program (if any), shared with the watchdog that sends `extend`.
@@ -107,6 +110,7 @@ impl ExecClient {
             })),
             watchdog: None,
             server_check: Arc::new(Mutex::new(None)),
+            clock_asks: None,
         }
     }
 
@@ -114,6 +118,12 @@ impl ExecClient {
     /// or extend whose answer reports bounds.
     pub fn checked_by(self, check: Option<ServerCheck>) -> ExecClient {
         *self.server_check.lock().unwrap_or_else(|e| e.into_inner()) = check;
+        self
+    }
+
+    /// The same client, telling `asks` its program's clock when the harness asks.
+    pub fn clock_asked_by(mut self, asks: ClockAsks) -> ExecClient {
+        self.clock_asks = Some(Mutex::new(asks));
         self
     }
 
@@ -156,6 +166,14 @@ impl ExecClient {
                     let message = shared.broke(&self.shown(), &breakage, "its start");
                     return Err(NoAnswer::NotSent(format!("{message}: nothing was sent")));
                 }
+            }
+        }
+        let session = shared.session.as_mut().expect("started above");
+        if let Some(asks) = &self.clock_asks {
+            let mut asks = asks.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(breakage) = asks.answer(session, self.timeout) {
+                let message = shared.broke(&self.shown(), &breakage, "clock");
+                return Err(NoAnswer::NotSent(format!("{message}: {op} was not sent")));
             }
         }
         let session = shared.session.as_mut().expect("started above");
@@ -343,6 +361,7 @@ mod tests {
             valid_ms: Some(valid_ms),
             expires_ms: Some(expires_ms),
             granted_after_ms,
+            wall_ms: None,
             error: None,
         }
     }

@@ -88,6 +88,9 @@ pub struct Answer {
     /// library that retries inside one acquire: when its last attempt was sent).
     #[serde(default)]
     pub granted_after_ms: Option<u64>,
+    /// The program's wall clock, in ms since the Unix epoch (an answer to `clock`).
+    #[serde(default)]
+    pub wall_ms: Option<u64>,
     #[serde(default)]
     pub error: Option<String>,
 }
@@ -108,6 +111,8 @@ struct Hello {
     library: Option<String>,
     #[serde(default)]
     extend: bool,
+    #[serde(default)]
+    clock: bool,
 }
 
 enum Line {
@@ -125,6 +130,8 @@ pub struct Session {
     oldest_unanswered: u64,
     /// Whether it answers `extend`.
     pub extends: bool,
+    /// Whether it answers `clock` with its wall clock.
+    pub tells_clock: bool,
     /// The library it names in its hello.
     pub library: Option<String>,
 }
@@ -167,6 +174,7 @@ impl Session {
             next_id: 1,
             oldest_unanswered: 1,
             extends: false,
+            tells_clock: false,
             library: None,
         };
         let line = session.next_line(Instant::now() + hello_within, hello_within)?;
@@ -178,6 +186,7 @@ impl Session {
             return Err(Breakage::WrongVersion(hello.protocol));
         }
         session.extends = hello.extend;
+        session.tells_clock = hello.clock;
         session.library = hello.library;
         Ok(session)
     }
