@@ -1,6 +1,7 @@
 //! What moving a process's clock through its vDSO costs it: a clock read's time in a child
-//! that only reads clocks, and redis-server's SET throughput (redis-benchmark over a unix
-//! socket in the bench's folder), each without and with the replacements in place. Rounds
+//! that only reads clocks, redis-server's SET throughput (redis-benchmark over a unix socket in
+//! the bench's folder) and etcd's put rate ([`super::clock_shift_etcd`]), each without and with
+//! the replacements in place. Rounds
 //! alternate plain and shifted so a busy machine's drift falls on both alike, and the best of
 //! each is printed: on a shared machine the other loads only ever make a round worse, so the
 //! best round is the closest to the code's own cost.
@@ -51,7 +52,7 @@ pub fn measure_in_child() -> Result<()> {
 }
 
 /// Kills and reaps a child when dropped.
-struct Reaped(Child);
+pub(super) struct Reaped(pub(super) Child);
 
 impl Drop for Reaped {
     fn drop(&mut self) {
@@ -71,14 +72,14 @@ fn best(values: Vec<f64>, unit: &str) -> f64 {
 }
 
 /// Shifts `pid` by +30 s on the wall clocks, for a measurement.
-fn shifted(pid: u32) -> Result<ShiftedProcess> {
+pub(super) fn shifted(pid: u32) -> Result<ShiftedProcess> {
     let mut process = inject(pid as i32, Clocks::Wall)?;
     process.set_offset(30_000_000_000)?;
     Ok(process)
 }
 
 /// A measurement under a shift counts only if the shift showed.
-fn evident(ahead_s: f64, whose: &str) -> Result<()> {
+pub(super) fn evident(ahead_s: f64, whose: &str) -> Result<()> {
     if (ahead_s - 30.0).abs() > 5.0 {
         bail!("{whose} was {ahead_s:+.0} s off, not +30 s: the shift did not take effect");
     }
@@ -106,10 +107,12 @@ fn redis_ahead(socket: &Path) -> Result<f64> {
 pub fn measure(dir: &Path, rounds: u32, requests: u32) -> Result<Vec<ClockShiftRow>> {
     let mut rows = clock_reads(rounds)?;
     rows.extend(redis(dir, rounds, requests)?);
+    // A put is a raft round and an fsync, far dearer than a SET: fewer of them.
+    rows.push(super::clock_shift_etcd::measure(rounds, requests / 10)?);
     Ok(rows)
 }
 
-fn row(
+pub(super) fn row(
     what: &str,
     unit: &'static str,
     plain: Vec<f64>,

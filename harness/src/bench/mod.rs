@@ -6,6 +6,7 @@
 
 mod checker;
 mod clock_shift;
+mod clock_shift_etcd;
 mod gate;
 mod generate;
 mod pipeline;
