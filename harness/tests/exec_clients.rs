@@ -9,28 +9,10 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::examples::{example, go_etcd_client};
+use common::examples::{example, go_etcd_client, node_redlock_client};
 use common::{processes_mentioning, run, Run};
-
-/// The Node example over the `redlock` npm package, installed once per test binary from its
-/// vendored tarballs, offline.
-fn node_redlock_client() -> &'static str {
-    static INSTALLED: OnceLock<String> = OnceLock::new();
-    INSTALLED.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("exec-examples/node-redlock");
-        let status = Command::new(example("node-redlock/install.sh"))
-            .arg(&dir)
-            .status()
-            .expect("the install script runs");
-        assert!(status.success(), "the redlock example does not install");
-        dir.join("lock_client.js").to_string_lossy().to_string()
-    })
-}
 
 /// A finished run and the temporary store that holds its folder.
 struct Stored(Run, #[allow(dead_code)] tempfile::TempDir);

@@ -26,3 +26,18 @@ pub fn go_etcd_client() -> &'static str {
         out.to_string_lossy().to_string()
     })
 }
+
+/// The Node example over the `redlock` npm package, installed once per test binary from its
+/// vendored tarballs, offline.
+pub fn node_redlock_client() -> &'static str {
+    static INSTALLED: OnceLock<String> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("exec-examples/node-redlock");
+        let status = Command::new(example("node-redlock/install.sh"))
+            .arg(&dir)
+            .status()
+            .expect("the install script runs");
+        assert!(status.success(), "the redlock example does not install");
+        dir.join("lock_client.js").to_string_lossy().to_string()
+    })
+}
