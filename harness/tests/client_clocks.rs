@@ -21,8 +21,12 @@ fn root() -> bool {
 
 /// A run of `exec:<service>:<command>` (a command with no spaces) under skew-clients.
 fn skewed(service: &str, command: &str, seed: u64) -> Run {
+    skewed_with(service, command, "skew-clients", seed)
+}
+
+fn skewed_with(service: &str, command: &str, nemeses: &str, seed: u64) -> Run {
     let r = common::run_line(&format!(
-        "--lock exec:{service}:{command} --nemesis skew-clients --clock-jump 5s --time-limit 10s \
+        "--lock exec:{service}:{command} --nemesis {nemeses} --clock-jump 5s --time-limit 10s \
          --clients 2 --fault-duration 1500ms --fault-interval 500ms --seed {seed}"
     ));
     eprintln!("{}", r.stdout);
@@ -96,6 +100,19 @@ fn a_node_clients_own_clock_is_moved_and_read_back() {
     // redlock reckons its leases by Date.now(), which the skew moves: the verdict is the
     // library's business; what is checked here is that the move was seen.
     let r = skewed("redlock", node_redlock_client(), 94);
+    assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+    read_back(&r);
+}
+
+#[test]
+fn a_skew_whose_client_is_paused_counts_only_what_its_program_told() {
+    if !root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    // A frozen client cannot ask its program: such a skew has no evidence and is not counted.
+    let command = example("python-redis/lock_client.py");
+    let r = skewed_with("redis", &command, "skew-clients,pause-holder", 7);
     assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
     read_back(&r);
 }

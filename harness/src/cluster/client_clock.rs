@@ -133,7 +133,11 @@ impl Cluster {
         self.write_skew_line(slot, &line)?;
         let spec = &self.client_command.spec;
         let within = Duration::from_millis(3 * spec.op_timeout_ms + spec.work_ms + 1_000);
-        let reading = wait_for_reading(&reading_file(&self.skew_file(slot)), &line, within);
+        let client = self
+            .process_in(slot)
+            .and_then(|process| self.children.pid(&Role::Client(process)));
+        let file = reading_file(&self.skew_file(slot));
+        let reading = wait_for_reading(&file, &line, within, client);
         // The tolerance is the change's 10 % or 50 ms: an end, back to 0, gets 50 ms.
         let change = expected_ms;
         Ok(match reading {
@@ -162,14 +166,25 @@ impl Cluster {
     }
 }
 
-/// The reading in `file` that answers `line`, within `within`.
+/// The reading in `file` that answers `line`, within `within`; none at once when the `client`
+/// process is stopped (a pause of it: waiting would only hold up the schedule) or gone.
 fn wait_for_reading(
     file: &std::path::Path,
     line: &str,
     within: Duration,
+    client: Option<Pid>,
 ) -> Result<ClockReading, String> {
     let deadline = Instant::now() + within;
     loop {
+        match client.map(freezer::state) {
+            None | Some(None | Some('Z' | 'X')) => {
+                return Err("the client is gone: its program's clock cannot be asked".to_string())
+            }
+            Some(Some('T')) => {
+                return Err("the client is paused: its program's clock cannot be asked".to_string())
+            }
+            _ => {}
+        }
         let reading = std::fs::read_to_string(file)
             .ok()
             .and_then(|text| serde_json::from_str::<ClockReading>(text.trim()).ok())
