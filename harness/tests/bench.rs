@@ -83,6 +83,7 @@ fn the_quick_bench_prints_every_section() {
     for row in clock_shift {
         assert!(row["plain"].as_f64().unwrap() > 0.0, "{row}");
         assert!(row["shifted"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["median_paired_overhead_percent"].is_f64(), "{row}");
     }
     // Every table is printed before the JSON.
     for title in [
