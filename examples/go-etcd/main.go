@@ -5,7 +5,8 @@
 //	lockpick run --lock 'exec:etcd:<built binary>' --fencing on
 //
 // The token is the lock key's create revision. The lease is the session's, kept alive by the
-// library on its own: the client promises no bound (no valid_ms, no expires_ms, no extend).
+// library on its own: the client promises no bound (no valid_ms, no expires_ms, no extend). It
+// answers `clock` with its wall clock (time.Now), so that `skew-clients` can see it moved.
 package main
 
 import (
@@ -32,6 +33,7 @@ type answer struct {
 	ID     uint64 `json:"id"`
 	Result string `json:"result"`
 	Token  *int64 `json:"token,omitempty"`
+	WallMs *int64 `json:"wall_ms,omitempty"`
 	// Kind says what a failed release means for the lease (PROTOCOL.md): both of ours
 	// sent nothing, "not-held".
 	Kind  string `json:"kind,omitempty"`
@@ -123,7 +125,8 @@ func main() {
 		os.Exit(1)
 	}
 	out := json.NewEncoder(os.Stdout)
-	out.Encode(map[string]interface{}{"protocol": 1, "library": "etcd clientv3 concurrency.Mutex"})
+	out.Encode(map[string]interface{}{"protocol": 1, "library": "etcd clientv3 concurrency.Mutex",
+		"clock": true})
 	lines := bufio.NewScanner(os.Stdin)
 	for lines.Scan() {
 		var req request
@@ -137,6 +140,9 @@ func main() {
 			a = acquire(time.Duration(req.WaitMs) * time.Millisecond)
 		case "release":
 			a = release()
+		case "clock":
+			wall := time.Now().UnixNano() / int64(time.Millisecond)
+			a = answer{Result: "ok", WallMs: &wall}
 		default:
 			a = answer{Result: "fail", Error: "unknown op " + req.Op}
 		}

@@ -8,7 +8,9 @@
 //
 // Redlock hands out no fencing token. A grant is valid, by Redlock's own reckoning, until the
 // lock's `expiration` (the attempt's start + TTL - clock drift); every server's key ends at most
-// TTL after the answer (Redlock waits for every server's reply), unless extended.
+// TTL after the answer (Redlock waits for every server's reply), unless extended. It answers
+// `clock` with Date.now(), the clock redlock reckons its leases by, so that `skew-clients` can
+// see it moved.
 'use strict';
 
 const readline = require('readline');
@@ -179,6 +181,7 @@ async function handle(request, received) {
     }
     return releasing ? { result: 'ok' } : { result: 'ok', ...lease(lock, received) };
   }
+  if (request.op === 'clock') return { result: 'ok', wall_ms: Date.now() };
   return { result: 'fail', error: `unknown op ${request.op}` };
 }
 
@@ -195,7 +198,7 @@ async function serve() {
   ]);
   const library = `redlock ${require('redlock/package.json').version}, `
     + `node_redis ${require('redis/package.json').version}`;
-  say({ protocol: 1, library, extend: true });
+  say({ protocol: 1, library, extend: true, clock: true });
   const lines = readline.createInterface({ input: process.stdin, terminal: false });
   for await (const line of lines) {
     const received = Date.now();

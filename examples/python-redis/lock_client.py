@@ -6,7 +6,8 @@
 
 redis-py's Lock is SET NX PX with a random value; it hands out no fencing token. The lease is
 the key's PX: held for at least TTL after the request was sent, gone at most TTL after the
-answer, unless extended (this client answers `extend` with Lock.extend)."""
+answer, unless extended (this client answers `extend` with Lock.extend). It answers `clock` with
+its wall clock, so that `skew-clients` can see its clock moved."""
 import json
 import os
 import sys
@@ -60,6 +61,8 @@ def handle(request):
         if op == "extend":
             lock.extend(TTL_MS / 1000, replace_ttl=True)
             return {"result": "ok", **LEASE}
+        if op == "clock":
+            return {"result": "ok", "wall_ms": int(time.time() * 1000)}
         return {"result": "fail", "error": f"unknown op {op}"}
     except LockNotOwnedError as e:  # the server found the key gone, or another's
         return failed(op, "not-ours", f"no longer ours: {e}")
@@ -71,7 +74,7 @@ def handle(request):
 
 
 print(json.dumps({"protocol": 1, "library": f"redis-py {redis.__version__}",
-                  "extend": True}), flush=True)
+                  "extend": True, "clock": True}), flush=True)
 for line in sys.stdin:
     request = json.loads(line)
     print(json.dumps({"id": request["id"], **handle(request)}), flush=True)

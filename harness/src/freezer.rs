@@ -62,7 +62,7 @@ pub fn descendants(pid: Pid) -> Vec<Pid> {
 }
 
 /// The parent pid from /proc/<pid>/stat (the field after the state).
-fn parent(pid: Pid) -> Option<Pid> {
+pub fn parent(pid: Pid) -> Option<Pid> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace()

@@ -196,6 +196,7 @@ fn cases() -> Vec<(Vec<&'static str>, &'static str)> {
         (w("run --lock zookeeper --nemesis clock-strobe --runtime docker"), "--nemesis"),
         (w("run --lock redis --nemesis partition-ring"), "--nemesis"),
         (w("run --lock redis --nemesis skew-clients"), "--nemesis"),
+        (w("run --lock exec:redis:/bin/true --nemesis skew-clients --runtime docker"), "--nemesis"),
         (w("run --lock redis --nemesis partition-halves"), "--nemesis"),
         (w("run --lock rslock --nemesis clock-holder"), "--nemesis"),
         // Schedules that do not fit the run.

@@ -73,10 +73,17 @@ fn the_quick_bench_prints_every_section() {
     let clock_shift = figures["clock_shift"]
         .as_array()
         .expect("clock shift figures");
-    assert_eq!(clock_shift.len(), 4, "{clock_shift:?}");
+    assert_eq!(clock_shift.len(), 5, "{clock_shift:?}");
+    assert!(
+        clock_shift.iter().any(|r| r["what"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("etcd put"))),
+        "{clock_shift:?}"
+    );
     for row in clock_shift {
         assert!(row["plain"].as_f64().unwrap() > 0.0, "{row}");
         assert!(row["shifted"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["median_paired_overhead_percent"].is_f64(), "{row}");
     }
     // Every table is printed before the JSON.
     for title in [

@@ -44,7 +44,8 @@ pub fn monotonic_ns() -> u64 {
 
 /// The clock our lock clients reason with (elapsed time, lease validity): the host's monotonic
 /// clock plus an offset that the harness can change while the client runs, by writing a signed
-/// number of milliseconds to the client's skew file (the clock nemesis does). It never stamps the
+/// number of milliseconds to the client's skew file (the clock nemesis does; a sequence number may
+/// follow, for [`crate::exec_clock`]). It never stamps the
 /// history. Third-party clients (rslock) read the real clock and cannot be skewed this way.
 #[derive(Clone, Debug, Default)]
 pub struct SkewableClock {
@@ -66,7 +67,7 @@ impl SkewableClock {
         self.skew_file
             .as_ref()
             .and_then(|f| std::fs::read_to_string(f).ok())
-            .and_then(|t| t.trim().parse().ok())
+            .and_then(|t| t.split_whitespace().next()?.parse().ok())
             .unwrap_or(0)
     }
 }
@@ -80,7 +81,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("lockpick-skew-{}", std::process::id()));
         let clock = SkewableClock::new(Some(dir.clone()));
         assert_eq!(clock.skew_ms(), 0, "no file, no skew");
-        std::fs::write(&dir, "-30000\n").unwrap();
+        std::fs::write(&dir, "-30000 7\n").unwrap();
         let skewed = clock.now_ms();
         let real = SkewableClock::default().now_ms();
         assert!((real - skewed - 30_000).abs() < 1_000, "{real} vs {skewed}");

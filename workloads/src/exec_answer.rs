@@ -33,6 +33,9 @@ pub struct Answer {
     /// Why a release failed (a `fail` release): what it says of the lease.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<ReleaseFailKind>,
+    /// The program's wall clock, in ms since the Unix epoch (an answer to `clock`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -57,6 +60,7 @@ impl Answer {
             granted_after_ms: None,
             granted_by: None,
             kind: None,
+            wall_ms: None,
             error: None,
         }
     }

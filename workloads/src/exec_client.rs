@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::client_spec::ClientSpec;
 use crate::clock::RunClock;
+use crate::exec_clock::ClockAsks;
 use crate::exec_renewal::Renewals;
 use crate::exec_server_check::ServerCheck;
 use crate::exec_session::{Answer, Breakage, Session, Verdict, PROTOCOL_VERSION};
@@ -76,6 +77,8 @@ pub struct ExecClient {
     library: OnceLock<String>,
     /// Where the renewals a program's library makes in the background are reported.
     renewals: Renewals,
+    /// Answers `skew-clients`'s asks for the program's clock, before each request.
+    clock_asks: Option<Mutex<ClockAsks>>,
 }
 
 /// The longest library a history records: a program's hello is its own word, of any length.
@@ -134,6 +137,7 @@ impl ExecClient {
             server_check: Arc::new(Mutex::new(None)),
             library: OnceLock::new(),
             renewals: Renewals::new(spec.run_clock()),
+            clock_asks: None,
         }
     }
 
@@ -141,6 +145,12 @@ impl ExecClient {
     /// or extend whose answer reports bounds.
     pub fn checked_by(self, check: Option<ServerCheck>) -> ExecClient {
         *self.server_check.lock().unwrap_or_else(|e| e.into_inner()) = check;
+        self
+    }
+
+    /// The same client, telling `asks` its program's clock when the harness asks.
+    pub fn clock_asked_by(mut self, asks: ClockAsks) -> ExecClient {
+        self.clock_asks = Some(Mutex::new(asks));
         self
     }
 
@@ -190,6 +200,14 @@ impl ExecClient {
                     let message = shared.broke(&self.shown(), &breakage, "its start");
                     return Err(NoAnswer::NotSent(format!("{message}: nothing was sent")));
                 }
+            }
+        }
+        let session = shared.session.as_mut().expect("started above");
+        if let Some(asks) = &self.clock_asks {
+            let mut asks = asks.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(breakage) = asks.answer(session, self.timeout) {
+                let message = shared.broke(&self.shown(), &breakage, "clock");
+                return Err(NoAnswer::NotSent(format!("{message}: {op} was not sent")));
             }
         }
         let session = shared.session.as_mut().expect("started above");

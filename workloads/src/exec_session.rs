@@ -84,6 +84,8 @@ struct Hello {
     /// It reports every renewal its library makes in the background (`renewed` lines).
     #[serde(default)]
     reports_renewals: bool,
+    #[serde(default)]
+    clock: bool,
 }
 
 enum Line {
@@ -101,6 +103,8 @@ pub struct Session {
     oldest_unanswered: u64,
     /// Whether it answers `extend`.
     pub extends: bool,
+    /// Whether it answers `clock` with its wall clock.
+    pub tells_clock: bool,
     /// The library it names in its hello.
     pub library: Option<String>,
     /// The servers it was given (`LOCKPICK_SERVERS`): all a `granted_by` may name.
@@ -167,6 +171,7 @@ impl Session {
             next_id: 1,
             oldest_unanswered: 1,
             extends: false,
+            tells_clock: false,
             library: None,
             servers,
         };
@@ -201,6 +206,7 @@ impl Session {
             promised.promise();
         }
         self.extends = hello.extend;
+        self.tells_clock = hello.clock;
         self.library = hello.library;
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! What moving a process's clock through its vDSO costs it: a clock read's time in a child
-//! that only reads clocks, and redis-server's SET throughput (redis-benchmark over a unix
-//! socket in the bench's folder), each without and with the replacements in place. Rounds
+//! that only reads clocks, redis-server's SET throughput (redis-benchmark over a unix socket in
+//! the bench's folder) and etcd's put rate ([`super::clock_shift_etcd`]), each without and with
+//! the replacements in place. Rounds
 //! alternate plain and shifted so a busy machine's drift falls on both alike, and the best of
 //! each is printed: on a shared machine the other loads only ever make a round worse, so the
 //! best round is the closest to the code's own cost.
@@ -23,6 +24,10 @@ pub struct ClockShiftRow {
     pub shifted: f64,
     /// How much worse shifted is than plain, in percent (more time, or fewer requests).
     pub overhead_percent: f64,
+    /// The median over rounds of each round's own overhead (its plain and shifted halves run
+    /// back to back): steadier than the bests on a loaded machine, where one lucky round moves
+    /// a best.
+    pub median_paired_overhead_percent: f64,
     /// The replacements that read the clock through the vDSO's own code (the others make a
     /// system call on every read).
     pub fast_paths: Vec<&'static str>,
@@ -51,7 +56,7 @@ pub fn measure_in_child() -> Result<()> {
 }
 
 /// Kills and reaps a child when dropped.
-struct Reaped(Child);
+pub(super) struct Reaped(pub(super) Child);
 
 impl Drop for Reaped {
     fn drop(&mut self) {
@@ -71,14 +76,14 @@ fn best(values: Vec<f64>, unit: &str) -> f64 {
 }
 
 /// Shifts `pid` by +30 s on the wall clocks, for a measurement.
-fn shifted(pid: u32) -> Result<ShiftedProcess> {
+pub(super) fn shifted(pid: u32) -> Result<ShiftedProcess> {
     let mut process = inject(pid as i32, Clocks::Wall)?;
     process.set_offset(30_000_000_000)?;
     Ok(process)
 }
 
 /// A measurement under a shift counts only if the shift showed.
-fn evident(ahead_s: f64, whose: &str) -> Result<()> {
+pub(super) fn evident(ahead_s: f64, whose: &str) -> Result<()> {
     if (ahead_s - 30.0).abs() > 5.0 {
         bail!("{whose} was {ahead_s:+.0} s off, not +30 s: the shift did not take effect");
     }
@@ -106,28 +111,44 @@ fn redis_ahead(socket: &Path) -> Result<f64> {
 pub fn measure(dir: &Path, rounds: u32, requests: u32) -> Result<Vec<ClockShiftRow>> {
     let mut rows = clock_reads(rounds)?;
     rows.extend(redis(dir, rounds, requests)?);
+    // A put is a raft round and an fsync, far dearer than a SET: fewer of them.
+    rows.push(super::clock_shift_etcd::measure(rounds, requests / 10)?);
     Ok(rows)
 }
 
-fn row(
+pub(super) fn row(
     what: &str,
     unit: &'static str,
     plain: Vec<f64>,
     shifted: Vec<f64>,
     fast_paths: &[&'static str],
 ) -> ClockShiftRow {
-    let (plain, shifted) = (best(plain, unit), best(shifted, unit));
-    let overhead_percent = if unit == "ns/call" {
-        (shifted / plain - 1.0) * 100.0
-    } else {
-        (1.0 - shifted / plain) * 100.0
+    let overhead = |plain: f64, shifted: f64| {
+        if unit == "ns/call" {
+            (shifted / plain - 1.0) * 100.0
+        } else {
+            (1.0 - shifted / plain) * 100.0
+        }
     };
+    let mut paired: Vec<f64> = plain
+        .iter()
+        .zip(&shifted)
+        .map(|(p, s)| overhead(*p, *s))
+        .collect();
+    paired.sort_by(f64::total_cmp);
+    let median_paired_overhead_percent = match paired.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => paired[n / 2],
+        n => (paired[n / 2 - 1] + paired[n / 2]) / 2.0,
+    };
+    let (plain, shifted) = (best(plain, unit), best(shifted, unit));
     ClockShiftRow {
         what: what.to_string(),
         unit,
         plain,
         shifted,
-        overhead_percent,
+        overhead_percent: overhead(plain, shifted),
+        median_paired_overhead_percent,
         fast_paths: fast_paths.to_vec(),
     }
 }

@@ -1,6 +1,6 @@
-//! The cluster's clock verbs: shift/unshift servers' clocks (libfaketime files, or a patched
-//! vDSO for the services the catalogue says so of), and skew/unskew a client's own clock (the
-//! file its `SkewableClock` reads).
+//! The cluster's clock verbs for servers: shift/unshift their clocks (libfaketime files, or a
+//! patched vDSO for the services the catalogue says so of). A client's own clock is skewed in
+//! [`super::client_clock`].
 //!
 //! Shifts on one server stack: its clock is off by the sum of the shifts open on it. Every
 //! change is measured through the lock service (the server's own clock, read back), and counts
@@ -10,12 +10,11 @@
 //! that did. A change that could not be read back is not effective.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use serde_json::{json, Value};
 
-use super::clock_vdso::{self, PatchedServers};
+use super::clock_vdso::{self, PatchedProcesses};
 use super::Cluster;
 use crate::children::Role;
 use crate::faketime;
@@ -31,7 +30,11 @@ pub struct ClockState {
     shifts: BTreeMap<u64, (Vec<String>, i64)>,
     next: u64,
     /// The servers whose vDSO is patched now (`ClockMover::Vdso`).
-    patched: PatchedServers,
+    patched: PatchedProcesses,
+    /// The client programs whose vDSO is patched now, by client node (`skew-clients`).
+    pub(super) programs: PatchedProcesses,
+    /// How many times a client was asked for its program's clock (each ask's sequence number).
+    pub(super) asks: u64,
 }
 
 impl ClockState {
@@ -40,7 +43,9 @@ impl ClockState {
             mover,
             shifts: BTreeMap::new(),
             next: 0,
-            patched: PatchedServers::default(),
+            patched: PatchedProcesses::default(),
+            programs: PatchedProcesses::default(),
+            asks: 0,
         }
     }
 }
@@ -60,7 +65,7 @@ pub struct ClockEvidence {
 }
 
 impl ClockEvidence {
-    fn of(
+    pub(super) fn of(
         expected_ms: i64,
         change_ms: i64,
         measured_ms: Option<i64>,
@@ -224,25 +229,9 @@ impl Cluster {
 
     /// Puts back every patched vDSO (teardown); returns what could not be.
     pub(super) fn restore_clocks(&mut self) -> Vec<String> {
-        self.clocks.patched.restore_all()
-    }
-
-    /// The file a client node's clock skew is written to.
-    pub fn skew_file(&self, slot: &str) -> PathBuf {
-        self.scratch.path.join(format!("clock-skew-{slot}"))
-    }
-
-    /// Skews the clock of the client in `slot` by `offset_ms`. Returns whether the skew file
-    /// now says so.
-    pub fn skew_client(&mut self, slot: &str, offset_ms: i64) -> Result<bool> {
-        let file = self.skew_file(slot);
-        crate::safe_write::replace(&file, format!("{offset_ms}\n"))
-            .context("cannot write a skew file")?;
-        Ok(std::fs::read_to_string(&file).is_ok_and(|t| t.trim() == offset_ms.to_string()))
-    }
-
-    pub fn unskew_client(&mut self, slot: &str) {
-        let _ = std::fs::remove_file(self.skew_file(slot));
+        let mut problems = self.clocks.patched.restore_all();
+        problems.extend(self.clocks.programs.restore_all());
+        problems
     }
 }
 

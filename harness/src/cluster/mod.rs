@@ -5,6 +5,7 @@
 //! target compose (how many pauses hold a server, which clock shifts are open on it, which
 //! partitions need a blocked address).
 
+mod client_clock;
 mod clock;
 mod clock_vdso;
 mod network;
@@ -20,6 +21,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use lockpick_workloads::resource_client::{FinalRead, FinalState, WorkerHello};
 
+pub use client_clock::SkewEvidence;
 pub use clock::{ClockEvidence, ClockShift};
 pub use network::Links;
 
@@ -41,6 +43,8 @@ pub struct ClientCommand {
     pub logs: PathBuf,
     /// The run's secret, which the resource and each worker get on standard input.
     pub secret: String,
+    /// How `skew-clients` moves these clients' clocks.
+    pub clock_mover: crate::locks::ClientClockMover,
 }
 
 /// A server just restarted.

@@ -281,6 +281,19 @@ impl RunConfig {
         let needs = nemeses
             .iter()
             .fold(Needs::default(), |needs, n| needs.union(n.needs()));
+        let program_clock = lock.client_clock_mover() == locks::ClientClockMover::ProgramVdso;
+        if needs.client_clock && program_clock {
+            let reachable = crate::runtime::find(&args.runtime)
+                .is_none_or(|kind| kind.client_programs_reachable());
+            if !reachable {
+                return Err(bad(format!(
+                    "--nemesis skew-clients on {} needs --runtime netns: a client program's \
+                     clock moves by patching its vDSO through ptrace, which needs its own pid \
+                     (in a container it runs behind docker)",
+                    lock.name()
+                )));
+            }
+        }
         let chosen = runtime_choice::choose(
             &args.runtime,
             &args.images,

@@ -15,10 +15,11 @@ use std::time::Duration;
 
 use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::exec_client::ExecClient;
+use lockpick_workloads::exec_clock::{self, ClockAsks};
 use lockpick_workloads::exec_server_check::ServerCheck;
 use lockpick_workloads::LockClient;
 
-use super::{boxed, Capabilities, Lock, Support};
+use super::{boxed, Capabilities, ClientClockMover, Lock, Support};
 use crate::service::{LockService, ServiceEntry};
 
 pub const PREFIX: &str = "exec:";
@@ -153,10 +154,8 @@ impl Lock for Exec {
             // Decided per grant: a program names its granting servers in the acquire's
             // `granted_by` (PROTOCOL.md), and a grant that names none is not aimed at.
             names_granting_servers: Support::Yes,
-            client_clock: Support::No(
-                "a client program's own clock is not moved by skew-clients (it does not read \
-                 lockpick's skew file)",
-            ),
+            // Its program's wall clock moves by a patched vDSO, whatever its language.
+            client_clock: Support::Yes,
             ..servers
         }
     }
@@ -189,10 +188,31 @@ impl Lock for Exec {
             ("redis", Some(node)) => ServerCheck::redis(node, &spec.key, spec.op_timeout()),
             _ => None,
         };
-        Ok(boxed(
-            ExecClient::new(self.program.clone(), spec).checked_by(check),
-        ))
+        let client = ExecClient::new(self.program.clone(), spec).checked_by(check);
+        Ok(boxed(match &spec.skew_file {
+            Some(skew_file) => client.clock_asked_by(clock_asks(skew_file)),
+            None => client,
+        }))
     }
+
+    fn client_clock_mover(&self) -> ClientClockMover {
+        ClientClockMover::ProgramVdso
+    }
+}
+
+/// Tells the harness the program's clock, in the file beside `skew_file` (replaced whole, never
+/// written through a link).
+fn clock_asks(skew_file: &std::path::Path) -> ClockAsks {
+    let to = exec_clock::reading_file(skew_file);
+    ClockAsks::new(
+        skew_file.to_path_buf(),
+        Box::new(move |reading| {
+            let text = serde_json::to_string(reading).expect("a reading serialises");
+            if let Err(e) = crate::safe_write::replace(&to, format!("{text}\n")) {
+                eprintln!("cannot write {}: {e}", to.display());
+            }
+        }),
+    )
 }
 
 #[cfg(test)]

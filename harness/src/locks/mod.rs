@@ -138,8 +138,22 @@ pub trait Lock: Sync {
     /// length after its last renewal, plus the service's own slack.
     fn lease_silence(&self, ttl: Duration) -> Option<Duration>;
 
+    /// How `skew-clients` moves its client's clock (when `client_clock` allows it at all).
+    fn client_clock_mover(&self) -> ClientClockMover {
+        ClientClockMover::SkewFile
+    }
+
     /// Builds the client, in the client process.
     fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>>;
+}
+
+/// How `skew-clients` moves a client's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientClockMover {
+    /// The client reads its offset from its skew file (our Redlock's `SkewableClock`).
+    SkewFile,
+    /// The client's program (`exec:`) has its vDSO patched; it tells its clock back.
+    ProgramVdso,
 }
 
 fn boxed(lock: impl LockClient + 'static) -> Box<dyn LockClient> {

@@ -1,6 +1,7 @@
-//! `skew-clients`: skew one client's own clock by --clock-jump for the fault's duration. Only a
-//! client that reasons with its own clock (our Redlock, which measures its validity on it)
-//! notices; locks whose clients do not are refused through their capabilities.
+//! `skew-clients`: skew one client's own clock by --clock-jump for the fault's duration: our
+//! Redlock's (which measures its validity on it), through its skew file, or an `exec:` client's
+//! program's wall clock, through its vDSO, read back from the program's own word. Locks whose
+//! clients do not reason with a clock of their own are refused through their capabilities.
 
 use anyhow::Result;
 use rand::seq::SliceRandom;
@@ -24,7 +25,8 @@ impl Nemesis for SkewClients {
     }
 
     fn about(&self) -> &'static str {
-        "Skew a random client's own clock by --clock-jump (our Redlock client)."
+        "Skew a random client's own clock by --clock-jump (our Redlock client, or an exec: \
+         client's program)."
     }
 
     fn needs(&self) -> Needs {
@@ -52,25 +54,20 @@ impl Nemesis for SkewClients {
             return Ok(None);
         };
         let offset = ctx.knobs.clock_jump.as_millis() as i64;
-        let effective = ctx.cluster.skew_client(&slot, offset)?;
+        let evidence = ctx.cluster.skew_client(&slot, offset)?;
         let target = format!("client {process}");
-        let id = ctx.started(
-            "skew",
-            std::slice::from_ref(&target),
-            json!({ "offset_ms": offset, "effective": effective }),
-        )?;
+        let mut details = json!({ "offset_ms": offset });
+        evidence.describe_start(&mut details);
+        let id = ctx.started("skew", std::slice::from_ref(&target), details)?;
         Ok(Some(Box::new(Skewed { id, slot, target })))
     }
 }
 
 impl Fault for Skewed {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        ctx.cluster.unskew_client(&self.slot);
-        ctx.stopped(
-            self.id,
-            "skew",
-            std::slice::from_ref(&self.target),
-            json!({ "offset_ms": 0 }),
-        )
+        let evidence = ctx.cluster.unskew_client(&self.slot)?;
+        let mut details = json!({ "offset_ms": 0 });
+        evidence.describe(&mut details);
+        ctx.stopped(self.id, "skew", std::slice::from_ref(&self.target), details)
     }
 }

@@ -216,6 +216,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             resource,
             logs,
             secret,
+            clock_mover: config.lock.client_clock_mover(),
         },
         events: sender,
     });

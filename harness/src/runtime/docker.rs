@@ -124,6 +124,11 @@ impl RuntimeKind for Docker {
         false
     }
 
+    /// A client runs behind `docker exec`: its program is no child of the process started.
+    fn client_programs_reachable(&self) -> bool {
+        false
+    }
+
     fn create(&self, settings: &RuntimeSettings) -> Result<Box<dyn Runtime>> {
         let server_image = settings
             .images

@@ -112,6 +112,12 @@ pub trait RuntimeKind: Sync {
         true
     }
 
+    /// Whether a client's program is a child of the client process the controller started,
+    /// so its pid can be found and its vDSO patched (`skew-clients` on an `exec:` lock).
+    fn client_programs_reachable(&self) -> bool {
+        true
+    }
+
     fn create(&self, settings: &RuntimeSettings) -> Result<Box<dyn Runtime>>;
 }
 

@@ -173,6 +173,7 @@ impl Bench {
                 resource,
                 logs: folder.path().to_path_buf(),
                 secret: "test".to_string(),
+                clock_mover: crate::locks::ClientClockMover::SkewFile,
             },
             events,
         });

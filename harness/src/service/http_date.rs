@@ -25,17 +25,22 @@ pub fn clock_offset_ms(
         .probe(
             node,
             Box::new(move || {
-                let reply = get(address, path)?;
-                let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
-                let stamped = date_of(&reply).ok_or_else(|| {
-                    anyhow::anyhow!("{address}{path} answered with no Date header")
-                })?;
-                let _ = sender.send(stamped * 1000 + RESOLUTION_MS / 2 - now.as_millis() as i64);
+                let _ = sender.send(offset_at(address, path)?);
                 Ok(())
             }),
         )
         .ok()?;
     answer.try_recv().ok()
+}
+
+/// How far the clock of the server answering HTTP at `address` (reachable from here) is from
+/// ours (ms), from the `Date` header of its answer to `GET path`.
+pub fn offset_at(address: SocketAddr, path: &str) -> anyhow::Result<i64> {
+    let reply = get(address, path)?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
+    let stamped = date_of(&reply)
+        .ok_or_else(|| anyhow::anyhow!("{address}{path} answered with no Date header"))?;
+    Ok(stamped * 1000 + RESOLUTION_MS / 2 - now.as_millis() as i64)
 }
 
 /// Ready: `GET path` is answered with a `Date` header.

@@ -6,6 +6,7 @@ pub mod ci_steps;
 pub mod compared;
 pub mod dom;
 pub mod engine;
+pub mod examples;
 pub mod junit_schema;
 
 use std::path::{Path, PathBuf};
