@@ -19,37 +19,11 @@ use crate::clock::RunClock;
 use crate::exec_clock::ClockAsks;
 use crate::exec_renewal::Renewals;
 use crate::exec_server_check::ServerCheck;
-use crate::exec_session::{Answer, Breakage, Session, Verdict, PROTOCOL_VERSION};
+use crate::exec_session::{Answer, Breakage, Session, Verdict};
 use crate::lease::{Lease, OnRenewal, Renewed, ServerLease, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome, ReleaseFail, Released};
 
-/// How long a program may take to start and say hello: interpreters and JVM-free runtimes
-/// start well within it, and a run's clients start before its faults.
-pub const HELLO_WITHIN: Duration = Duration::from_secs(10);
-
-/// How long a program may take to exit after its stdin closes.
-pub const EXIT_GRACE: Duration = Duration::from_secs(2);
-
-/// A program's environment (PROTOCOL.md's table): the servers as `ip:port`, the lease time and
-/// the bound on each request in ms, its client's process number and the lock's name.
-pub fn environment(
-    servers: &[String],
-    ttl_ms: u64,
-    op_timeout_ms: u64,
-    client: u64,
-    key: &str,
-) -> Vec<(String, String)> {
-    [
-        ("LOCKPICK_PROTOCOL", PROTOCOL_VERSION.to_string()),
-        ("LOCKPICK_SERVERS", servers.join(",")),
-        ("LOCKPICK_TTL_MS", ttl_ms.to_string()),
-        ("LOCKPICK_OP_TIMEOUT_MS", op_timeout_ms.to_string()),
-        ("LOCKPICK_CLIENT", client.to_string()),
-        ("LOCKPICK_KEY", key.to_string()),
-    ]
-    .map(|(name, value)| (name.to_string(), value))
-    .into()
-}
+pub use crate::exec_launch::{environment, EXIT_GRACE, HELLO_WITHIN};
 
 /// Why a request got no answer.
 enum NoAnswer {

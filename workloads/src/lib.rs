@@ -13,6 +13,7 @@ pub mod etcd_lock;
 pub mod exec_answer;
 pub mod exec_client;
 pub mod exec_clock;
+pub mod exec_launch;
 pub mod exec_renewal;
 pub mod exec_server_check;
 pub mod exec_session;
