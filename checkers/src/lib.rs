@@ -9,6 +9,7 @@
 
 pub mod checks;
 pub mod completeness;
+pub mod fault;
 pub mod history;
 pub mod jam_story;
 pub mod lease_claims;

@@ -238,7 +238,7 @@ fn excused_spans(model: &Model, grace: u64) -> Vec<(u64, u64)> {
     let faults = model
         .faults
         .iter()
-        .filter(|w| w.targets.iter().any(|t| !t.starts_with("client ")))
+        .filter(|w| w.targets.iter().any(|t| t.client().is_none()))
         .map(|w| (w.start, w.stop.unwrap_or(end).saturating_add(grace)));
     let unknown = model.unknown_acquires.iter().map(|a| {
         let until = longest_lease.map_or(u64::MAX, |l| a.completed.saturating_add(l));

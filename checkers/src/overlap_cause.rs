@@ -76,7 +76,7 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
             (t, how)
         });
     let silence = model.setup.as_ref().and_then(|s| s.lease_silence_ms);
-    let target = format!("client {}", first.process);
+    let target = crate::fault::Target::Client(first.process);
     // A frozen holder sends nothing: its lease outlives the freeze's start by at most the
     // lock's lease silence, if the freeze was still on when the other grant could happen.
     let frozen = silence.and_then(|silence| {
@@ -84,8 +84,7 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
             .faults
             .iter()
             .filter(|w| {
-                w.fault == "pause"
-                    && w.targets == [target.as_str()]
+                w.freezes_alone(first.process)
                     && w.effective == Some(true)
                     && w.start >= first.start
                     && w.start <= later_grant

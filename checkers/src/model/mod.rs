@@ -12,6 +12,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fault::{targets_text, FaultKind, Target};
+
 pub use builder::{build, Builder};
 pub use release_fail::{ReleaseFailKind, ReleaseFailed, ReleaseFailures};
 pub use server_lease::{Contradiction, ServerLease};
@@ -114,8 +116,8 @@ pub struct Access {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FaultWindow {
     pub id: u64,
-    pub fault: String,
-    pub targets: Vec<String>,
+    pub fault: FaultKind,
+    pub targets: Vec<Target>,
     pub start: u64,
     pub stop: Option<u64>,
     /// The nemesis (as named in the setup line) that started it, when the start line says.
@@ -130,8 +132,18 @@ impl FaultWindow {
         self.start <= to && self.stop.is_none_or(|stop| stop >= from)
     }
 
+    /// Whether it froze client `process`: a pause aimed at that client alone.
+    pub fn freezes_alone(&self, process: u64) -> bool {
+        self.fault == FaultKind::Pause && self.targets == [Target::Client(process)]
+    }
+
+    /// Whether it froze client `process`, maybe with others.
+    pub fn freezes(&self, process: u64) -> bool {
+        self.fault == FaultKind::Pause && self.targets.contains(&Target::Client(process))
+    }
+
     pub fn describe(&self) -> String {
-        format!("{} of {}", self.fault, self.targets.join(", "))
+        format!("{} of {}", self.fault, targets_text(&self.targets))
     }
 }
 

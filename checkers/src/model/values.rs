@@ -50,18 +50,6 @@ pub(super) struct AccessValue<'a> {
     pub(super) value: i64,
 }
 
-#[derive(Deserialize)]
-pub(super) struct FaultValue {
-    pub(super) id: u64,
-    pub(super) fault: String,
-    #[serde(default)]
-    pub(super) targets: Vec<String>,
-    #[serde(default)]
-    pub(super) nemesis: Option<String>,
-    #[serde(default)]
-    pub(super) effective: Option<bool>,
-}
-
 pub(super) fn parse<'a, T: Deserialize<'a>>(op: &Record<'a>) -> Result<T, Malformed> {
     op.value.decode().map_err(|e| {
         Malformed::at(
@@ -87,7 +75,7 @@ pub fn decode_only(op: &Record<'_>) -> Result<(), String> {
         (Who::Named(_), F::FinalRead) => decode::<Value>(op),
         (Who::Named(_), F::Access) if op.kind == OpType::Info => decode::<Value>(op),
         (Who::Named(_), F::Access) => decode::<AccessValue>(op),
-        (Who::Named(_), F::Start | F::Stop) => decode::<FaultValue>(op),
+        (Who::Named(_), F::Start | F::Stop) => decode::<crate::fault::FaultRecord>(op),
         (Who::Named(_), _) => Ok(()),
     }
 }

@@ -3,6 +3,7 @@
 //! majority): the textbook clock argument against Redlock.
 
 use anyhow::Result;
+use lockpick_checkers::fault::FaultKind;
 
 use super::clock_jump::{clock_needs, Jump};
 use super::window::Window;
@@ -51,7 +52,7 @@ impl Nemesis for ClockHolder {
         let details = holder.trigger();
         Ok(Some(Box::new(Jump::begin(
             ctx,
-            "clock-holder",
+            FaultKind::Clock(self.name().to_string()),
             nodes,
             offset,
             false,

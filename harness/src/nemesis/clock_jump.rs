@@ -10,10 +10,12 @@
 //! show the new total within a tolerance relative to the change.
 
 use anyhow::Result;
+use lockpick_checkers::fault::FaultKind;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
+use super::context::node_targets;
 use super::window::{Shape, Targets, Window};
 use super::{Context, Fault, Holder, Needs, Nemesis};
 use crate::cluster::ClockShift;
@@ -92,7 +94,7 @@ impl Nemesis for ClockJump {
         let strobe = self.direction == Direction::Strobe;
         let fault = Jump::begin(
             ctx,
-            self.name,
+            FaultKind::Clock(self.name.to_string()),
             window.targets.clone(),
             offset,
             strobe,
@@ -105,7 +107,7 @@ impl Nemesis for ClockJump {
 /// Servers whose clocks are shifted.
 pub struct Jump {
     id: u64,
-    fault: String,
+    fault: FaultKind,
     nodes: Vec<String>,
     shift: ClockShift,
     offset_ms: i64,
@@ -119,7 +121,7 @@ pub struct Jump {
 impl Jump {
     pub fn begin(
         ctx: &mut Context,
-        fault: &str,
+        fault: FaultKind,
         nodes: Vec<String>,
         offset_ms: i64,
         strobe: bool,
@@ -129,10 +131,10 @@ impl Jump {
         details["offset_ms"] = json!(offset_ms);
         details["strobe"] = json!(strobe);
         evidence.describe_start(&mut details);
-        let id = ctx.started(fault, &nodes, details)?;
+        let id = ctx.started(fault.clone(), &node_targets(&nodes), details)?;
         Ok(Jump {
             id,
-            fault: fault.to_string(),
+            fault,
             nodes,
             shift,
             offset_ms,
@@ -168,6 +170,6 @@ impl Fault for Jump {
             details["flips"] = json!(self.flips);
             details["flips_seen"] = json!(self.flips_seen);
         }
-        ctx.stopped(self.id, &self.fault, &self.nodes, details)
+        ctx.stopped(self.id, self.fault, &node_targets(&self.nodes), details)
     }
 }

@@ -1,6 +1,7 @@
 //! What a nemesis sees and acts on while it begins or ends a fault, and how it records both.
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, FaultRecord, Target};
 use lockpick_checkers::{Op, OpType, Process, F};
 use serde_json::{json, Value};
 
@@ -23,7 +24,7 @@ impl Holder {
     pub fn trigger(&self) -> Value {
         json!({
             "trigger": format!("holder of acquisition {}", self.acquisition),
-            "client": format!("client {}", self.process),
+            "client": Target::Client(self.process),
         })
     }
 
@@ -42,6 +43,11 @@ impl Holder {
                 .unwrap_or_default(),
         }
     }
+}
+
+/// The nodes a fault acts on, as its records name them.
+pub fn node_targets(nodes: &[String]) -> Vec<Target> {
+    nodes.iter().cloned().map(Target::Node).collect()
 }
 
 pub struct Context<'a> {
@@ -86,8 +92,9 @@ impl<'a> Context<'a> {
         Some((slot.clone(), process))
     }
 
-    /// Records the start of a fault and returns its id, which its stop must carry.
-    pub fn started(&mut self, fault: &str, targets: &[String], details: Value) -> Result<u64> {
+    /// Records the start of a fault and returns its id, which its stop must carry. `details`
+    /// (an object) go beside the record's own fields.
+    pub fn started(&mut self, fault: FaultKind, targets: &[Target], details: Value) -> Result<u64> {
         *self.next_fault += 1;
         let id = *self.next_fault;
         self.record(F::Start, id, fault, targets, details)?;
@@ -97,8 +104,8 @@ impl<'a> Context<'a> {
     pub fn stopped(
         &mut self,
         id: u64,
-        fault: &str,
-        targets: &[String],
+        fault: FaultKind,
+        targets: &[Target],
         details: Value,
     ) -> Result<()> {
         self.record(F::Stop, id, fault, targets, details)
@@ -108,14 +115,19 @@ impl<'a> Context<'a> {
         &mut self,
         f: F,
         id: u64,
-        fault: &str,
-        targets: &[String],
+        fault: FaultKind,
+        targets: &[Target],
         details: Value,
     ) -> Result<()> {
-        let mut value = json!({ "id": id, "fault": fault, "targets": targets });
-        if !self.nemesis.is_empty() {
-            value["nemesis"] = json!(self.nemesis);
-        }
+        let record = FaultRecord {
+            id,
+            fault,
+            targets: targets.to_vec(),
+            nemesis: (!self.nemesis.is_empty()).then(|| self.nemesis.to_string()),
+            // A fault's evidence is among its details, beside what it shows.
+            effective: None,
+        };
+        let mut value = serde_json::to_value(record)?;
         if let (Some(value), Value::Object(details)) = (value.as_object_mut(), details) {
             value.extend(details);
         }

@@ -3,6 +3,7 @@
 //! Evidence: how many chunks the proxies held.
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, Target};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -17,7 +18,7 @@ pub struct DelayClient;
 pub(super) struct Delayed {
     pub(super) id: u64,
     pub(super) slot: String,
-    pub(super) target: String,
+    pub(super) target: Target,
     pub(super) links: Links,
     pub(super) chunks_before: u64,
 }
@@ -58,9 +59,9 @@ impl Nemesis for DelayClient {
         };
         let chunks_before = ctx.cluster.delayed_chunks(&slot, Links::All);
         let links = ctx.cluster.delay(&slot, Links::All, ctx.knobs.delay);
-        let target = format!("client {process}");
+        let target = Target::Client(process);
         let id = ctx.started(
-            "delay",
+            FaultKind::Delay,
             std::slice::from_ref(&target),
             json!({ "links": links, "delay_ms": ctx.knobs.delay.as_millis() as u64 }),
         )?;
@@ -80,7 +81,7 @@ impl Fault for Delayed {
         let held = ctx.cluster.delayed_chunks(&self.slot, self.links) - self.chunks_before;
         ctx.stopped(
             self.id,
-            "delay",
+            FaultKind::Delay,
             std::slice::from_ref(&self.target),
             json!({ "delayed_chunks": held, "effective": held > 0 }),
         )

@@ -3,6 +3,7 @@
 //! holder wrote: the delayed-packet case of the fencing argument.
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, Target};
 use serde_json::json;
 
 use super::delay_client::Delayed;
@@ -49,9 +50,9 @@ impl Nemesis for DelayHolderWrite {
         if ctx.cluster.delay(&slot, Links::Resource, ctx.knobs.delay) == 0 {
             return Ok(None);
         }
-        let target = format!("client {}", holder.process);
+        let target = Target::Client(holder.process);
         let id = ctx.started(
-            "delay",
+            FaultKind::Delay,
             std::slice::from_ref(&target),
             json!({
                 "link": "resource",

@@ -2,6 +2,7 @@
 //! fault ends. The killed process's open operation is completed as `info` by the run.
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, Target};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -14,7 +15,7 @@ pub struct KillClient;
 struct Killed {
     id: u64,
     slot: String,
-    target: String,
+    target: Target,
 }
 
 impl Nemesis for KillClient {
@@ -46,9 +47,9 @@ impl Nemesis for KillClient {
         let Some(gone) = ctx.cluster.kill_client(process, ctx.now) else {
             return Ok(None);
         };
-        let target = format!("client {process}");
+        let target = Target::Client(process);
         let id = ctx.started(
-            "kill",
+            FaultKind::Kill,
             std::slice::from_ref(&target),
             json!({ "node": slot, "effective": gone }),
         )?;
@@ -62,9 +63,9 @@ impl Fault for Killed {
         let replacement = ctx.cluster.spawn_client(&self.slot, deadline)?;
         ctx.stopped(
             self.id,
-            "kill",
+            FaultKind::Kill,
             std::slice::from_ref(&self.target),
-            json!({ "replacement": format!("client {replacement}") }),
+            json!({ "replacement": Target::Client(replacement) }),
         )
     }
 }

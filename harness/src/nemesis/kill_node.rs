@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, Target};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -60,8 +61,8 @@ impl Nemesis for KillNode {
             return Ok(None);
         };
         let id = ctx.started(
-            "kill",
-            std::slice::from_ref(node),
+            FaultKind::Kill,
+            &[Target::Node(node.clone())],
             json!({
                 "pid": killed.pid,
                 "effective": killed.gone,
@@ -91,6 +92,7 @@ impl Fault for Killed {
         if let Some(state) = restarted.state {
             details["proc_state"] = json!(state.to_string());
         }
-        ctx.stopped(self.id, "kill", std::slice::from_ref(&self.node), details)
+        let target = Target::Node(self.node);
+        ctx.stopped(self.id, FaultKind::Kill, &[target], details)
     }
 }

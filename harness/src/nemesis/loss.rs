@@ -2,6 +2,7 @@
 //! duration. Evidence: the firewall's count of dropped packets.
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, Target};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -54,8 +55,8 @@ impl Nemesis for Loss {
         let percent = ctx.knobs.loss;
         ctx.cluster.lose(name, percent)?;
         let id = ctx.started(
-            "loss",
-            std::slice::from_ref(name),
+            FaultKind::Loss,
+            &[Target::Node(name.clone())],
             json!({ "percent": percent }),
         )?;
         Ok(Some(Box::new(Lossy {
@@ -76,8 +77,8 @@ impl Fault for Lossy {
         ctx.cluster.stop_loss(&self.node)?;
         ctx.stopped(
             self.id,
-            "loss",
-            std::slice::from_ref(&self.node),
+            FaultKind::Loss,
+            &[Target::Node(self.node.clone())],
             json!({ "dropped_packets": dropped, "effective": dropped > 0 }),
         )
     }

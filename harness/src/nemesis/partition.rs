@@ -5,11 +5,13 @@
 //! one ending never heals another.
 
 use anyhow::Result;
+use lockpick_checkers::fault::FaultKind;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
+use super::context::node_targets;
 use super::window::{Shape, Targets, Window};
 use super::{Context, Fault, Holder, Needs, Nemesis};
 
@@ -181,7 +183,7 @@ impl Nemesis for Partition {
     ) -> Result<Option<Box<dyn Fault>>> {
         let cut = Cut::begin(
             ctx,
-            self.name,
+            FaultKind::Partition(self.name.to_string()),
             window.cuts.clone(),
             window.one_way,
             json!({}),
@@ -193,7 +195,7 @@ impl Nemesis for Partition {
 /// Cuts in force, and the nodes whose rules hold them.
 pub struct Cut {
     id: u64,
-    fault: String,
+    fault: FaultKind,
     cuts: Vec<(String, String)>,
     one_way: bool,
     nodes: Vec<String>,
@@ -204,7 +206,7 @@ impl Cut {
     /// Applies `cuts`, checks one of them, and records the start.
     pub fn begin(
         ctx: &mut Context,
-        fault: &str,
+        fault: FaultKind,
         cuts: Vec<(String, String)>,
         one_way: bool,
         mut details: serde_json::Value,
@@ -226,10 +228,10 @@ impl Cut {
         if let Some(effective) = effective {
             details["effective"] = json!(effective);
         }
-        let id = ctx.started(fault, &nodes, details)?;
+        let id = ctx.started(fault.clone(), &node_targets(&nodes), details)?;
         Ok(Cut {
             id,
-            fault: fault.to_string(),
+            fault,
             cuts,
             one_way,
             nodes,
@@ -247,8 +249,8 @@ impl Fault for Cut {
         ctx.cluster.repair(&self.cuts, self.one_way)?;
         ctx.stopped(
             self.id,
-            &self.fault,
-            &self.nodes,
+            self.fault,
+            &node_targets(&self.nodes),
             json!({ "dropped_packets": dropped }),
         )
     }

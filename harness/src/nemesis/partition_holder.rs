@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use anyhow::Result;
+use lockpick_checkers::fault::FaultKind;
 
 use super::partition::Cut;
 use super::window::Window;
@@ -58,7 +59,7 @@ impl Nemesis for PartitionHolder {
         let details = holder.trigger();
         Ok(Some(Box::new(Cut::begin(
             ctx,
-            "partition-holder",
+            FaultKind::Partition(self.name().to_string()),
             cuts,
             false,
             details,

@@ -4,6 +4,7 @@
 //! it still believes it holds it.
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, Target};
 use serde_json::json;
 
 use super::window::Window;
@@ -39,8 +40,8 @@ impl Nemesis for PauseHolder {
         let mut details = holder.trigger();
         details["duration_ms"] = json!(window.duration_ms);
         details["effective"] = json!(effective);
-        let target = format!("client {}", holder.process);
-        let id = ctx.started("pause", std::slice::from_ref(&target), details)?;
+        let target = Target::Client(holder.process);
+        let id = ctx.started(FaultKind::Pause, std::slice::from_ref(&target), details)?;
         Ok(Some(Box::new(ClientPause {
             id,
             process: holder.process,
@@ -53,7 +54,7 @@ impl Nemesis for PauseHolder {
 pub struct ClientPause {
     id: u64,
     process: u64,
-    target: String,
+    target: Target,
 }
 
 impl Fault for ClientPause {
@@ -61,7 +62,7 @@ impl Fault for ClientPause {
         ctx.cluster.thaw_client(self.process)?;
         ctx.stopped(
             self.id,
-            "pause",
+            FaultKind::Pause,
             std::slice::from_ref(&self.target),
             json!({}),
         )

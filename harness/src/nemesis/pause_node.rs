@@ -3,6 +3,7 @@
 //! while a pause is open comes back frozen, and only the last pause to end resumes it.
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, Target};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -48,7 +49,8 @@ impl Nemesis for PauseNode {
                 "server_down": "killed; it restarts frozen while this pause is open",
             }),
         };
-        let id = ctx.started("pause", std::slice::from_ref(node), details)?;
+        let target = Target::Node(node.clone());
+        let id = ctx.started(FaultKind::Pause, &[target], details)?;
         Ok(Some(Box::new(ServerPause {
             id,
             node: node.clone(),
@@ -68,6 +70,7 @@ impl Fault for ServerPause {
         if let Some(state) = thawed.state {
             details["proc_state"] = json!(state.to_string());
         }
-        ctx.stopped(self.id, "pause", std::slice::from_ref(&self.node), details)
+        let target = Target::Node(self.node);
+        ctx.stopped(self.id, FaultKind::Pause, &[target], details)
     }
 }

@@ -4,6 +4,7 @@
 //! clients do not reason with a clock of their own are refused through their capabilities.
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, Target};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -16,7 +17,7 @@ pub struct SkewClients;
 struct Skewed {
     id: u64,
     slot: String,
-    target: String,
+    target: Target,
 }
 
 impl Nemesis for SkewClients {
@@ -55,10 +56,10 @@ impl Nemesis for SkewClients {
         };
         let offset = ctx.knobs.clock_jump.as_millis() as i64;
         let evidence = ctx.cluster.skew_client(&slot, offset)?;
-        let target = format!("client {process}");
+        let target = Target::Client(process);
         let mut details = json!({ "offset_ms": offset });
         evidence.describe_start(&mut details);
-        let id = ctx.started("skew", std::slice::from_ref(&target), details)?;
+        let id = ctx.started(FaultKind::Skew, std::slice::from_ref(&target), details)?;
         Ok(Some(Box::new(Skewed { id, slot, target })))
     }
 }
@@ -68,6 +69,7 @@ impl Fault for Skewed {
         let evidence = ctx.cluster.unskew_client(&self.slot)?;
         let mut details = json!({ "offset_ms": 0 });
         evidence.describe(&mut details);
-        ctx.stopped(self.id, "skew", std::slice::from_ref(&self.target), details)
+        let target = std::slice::from_ref(&self.target);
+        ctx.stopped(self.id, FaultKind::Skew, target, details)
     }
 }

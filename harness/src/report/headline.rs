@@ -168,12 +168,10 @@ fn overlap_sentence(model: &Model, o: &OverlappingHolders) -> String {
         .iter()
         .filter(|v| v.cause == OverlapCause::OutlivedLease)
         .all(|v| {
-            let target = format!("client {}", v.first.process);
-            model.faults.iter().any(|w| {
-                w.fault == "pause"
-                    && w.targets.contains(&target)
-                    && w.active_during(v.first.start, v.to)
-            })
+            model
+                .faults
+                .iter()
+                .any(|w| w.freezes(v.first.process) && w.active_during(v.first.start, v.to))
         });
     let holder = if frozen {
         "a frozen holder"

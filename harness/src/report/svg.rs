@@ -93,7 +93,7 @@ impl Scale {
                 @let x1 = self.x(w.start);
                 @let width = (self.x(stop) - x1).max(1.0);
                 @let label = w.describe();
-                g class="fault-window" id={"fault-" (w.id)} data-targets=(w.targets.join(", ")) {
+                g class="fault-window" id={"fault-" (w.id)} data-targets=(lockpick_checkers::fault::targets_text(&w.targets)) {
                     rect class="fault" x=(x1) y=(top) width=(width) height=(bottom - top) {
                         title { (label) " from " (seconds(w.start)) " to " (seconds(stop)) }
                     }

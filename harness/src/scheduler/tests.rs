@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
+use lockpick_checkers::fault::FaultKind;
 use lockpick_checkers::{Op, OpType, Process, F};
 use lockpick_workloads::client_spec::ClientSpec;
 use serde_json::{json, Value};
@@ -63,7 +64,7 @@ impl Nemesis for Marker {
         ctx: &mut Context,
     ) -> Result<Option<Box<dyn Fault>>> {
         let details = holder.map_or(json!({}), Holder::trigger);
-        let id = ctx.started(self.name, &[], details)?;
+        let id = ctx.started(FaultKind::of_name(self.name), &[], details)?;
         Ok(Some(Box::new(Marked {
             id,
             name: self.name,
@@ -73,7 +74,7 @@ impl Nemesis for Marker {
 
 impl Fault for Marked {
     fn end(self: Box<Self>, ctx: &mut Context) -> Result<()> {
-        ctx.stopped(self.id, self.name, &[], json!({}))
+        ctx.stopped(self.id, FaultKind::of_name(self.name), &[], json!({}))
     }
 }
 

@@ -3,9 +3,10 @@
 
 use serde_json::Value;
 
-use super::super::values::{in_range, parse, AccessValue, FaultValue};
+use super::super::values::{in_range, parse, AccessValue};
 use super::super::{Access, FaultWindow, FinalState};
 use super::Builder;
+use crate::fault::FaultRecord;
 use crate::history::{Malformed, OpType, Process, F};
 use crate::record::Record;
 
@@ -75,7 +76,7 @@ impl Builder {
                 });
             }
             (Process::NEMESIS, F::Start) => {
-                let v: FaultValue = parse(op)?;
+                let v: FaultRecord = parse(op)?;
                 model.faults.push(FaultWindow {
                     id: v.id,
                     fault: v.fault,
@@ -87,7 +88,7 @@ impl Builder {
                 });
             }
             (Process::NEMESIS, F::Stop) => {
-                let v: FaultValue = parse(op)?;
+                let v: FaultRecord = parse(op)?;
                 let Some(window) = model
                     .faults
                     .iter_mut()
