@@ -18,6 +18,7 @@ pub mod model;
 pub mod overlap_cause;
 pub mod overlapping_holders;
 pub mod record;
+pub mod setup;
 pub mod stale_accesses;
 pub mod story;
 pub mod tokens;

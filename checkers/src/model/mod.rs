@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fault::{targets_text, FaultKind, Target};
 
+pub use crate::setup::Setup;
 pub use builder::{build, Builder};
 pub use release_fail::{ReleaseFailKind, ReleaseFailed, ReleaseFailures};
 pub use server_lease::{Contradiction, ServerLease};
@@ -144,63 +145,6 @@ impl FaultWindow {
 
     pub fn describe(&self) -> String {
         format!("{} of {}", self.fault, targets_text(&self.targets))
-    }
-}
-
-/// The run's own description of itself, from the `setup` operation.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Setup {
-    #[serde(default)]
-    pub lock: String,
-    /// An exec lock's short name, when it was given one (`--name`): what outputs call it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lock_name: Option<String>,
-    /// Which fencing token the lock gives, e.g. "none" or "the lock key's create revision".
-    #[serde(default)]
-    pub token: String,
-    #[serde(default)]
-    pub ttl_ms: u64,
-    /// "on" or "off": whether the resource rejects lower tokens.
-    #[serde(default)]
-    pub fencing: String,
-    /// The nemeses asked for, joined by `+`; `"none"` for none. Absent in old histories.
-    #[serde(default)]
-    pub nemesis: Option<String>,
-    /// The longest a lease can outlive the last moment its holder's process ran; `None` when
-    /// the lock renews nothing (the acquire's own `expires_by` bounds it) or it is not known.
-    #[serde(default)]
-    pub lease_silence_ms: Option<u64>,
-    /// How long the lock may stay refused to everyone while certainly free before it counts as
-    /// jammed (`--jam-bound`); `None`: the liveness checker's default from the TTL.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub jam_bound_ms: Option<u64>,
-}
-
-impl Setup {
-    /// What outputs call the lock: its short name, else its name.
-    pub fn label(&self) -> &str {
-        self.lock_name.as_deref().unwrap_or(&self.lock)
-    }
-
-    /// [`Model::mutual_exclusion_breaker`], from the setup line alone.
-    pub fn mutual_exclusion_breaker(setup: Option<&Setup>) -> &'static str {
-        match setup {
-            Some(s) if s.lock.starts_with("exec:") => "the lock (service or client)",
-            _ => "the lock service",
-        }
-    }
-
-    /// Whether the lock promises fencing tokens.
-    pub fn gives_tokens(&self) -> bool {
-        !self.token.is_empty() && self.token != "none"
-    }
-
-    /// The nemeses asked for, by name; empty for `none` or an old history without the field.
-    pub fn nemeses(&self) -> Vec<&str> {
-        match self.nemesis.as_deref() {
-            None | Some("none") | Some("") => Vec::new(),
-            Some(names) => names.split('+').filter(|n| !n.is_empty()).collect(),
-        }
     }
 }
 

@@ -1,6 +1,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use lockpick_checkers::setup::SetupRecord;
 use lockpick_checkers::Validity;
 
 use super::*;
@@ -41,9 +42,10 @@ fn overlapping() -> Counts {
 
 #[test]
 fn the_servers_line_names_versions_programs_and_images() {
-    let netns = serde_json::json!({"runtime": "netns",
+    let line = |value| serde_json::from_value::<SetupRecord>(value).unwrap();
+    let netns = line(serde_json::json!({"runtime": "netns",
         "server_versions": {"redis": "7.0.15"},
-        "server_bins": {"redis": "/opt/redis-server"}});
+        "server_bins": {"redis": "/opt/redis-server"}}));
     assert_eq!(
         Figures::servers_line(&netns, &[], false),
         "redis 7.0.15, netns"
@@ -52,15 +54,15 @@ fn the_servers_line_names_versions_programs_and_images() {
         Figures::servers_line(&netns, &[], true),
         "redis 7.0.15 /opt/redis-server, netns"
     );
-    let docker = serde_json::json!({"runtime": "docker",
+    let docker = line(serde_json::json!({"runtime": "docker",
         "server_versions": {"etcd": "3.5.9"},
-        "runtime_facts": {"server_image": "quay.io/coreos/etcd:v3.5.9"}});
+        "runtime_facts": {"server_image": "quay.io/coreos/etcd:v3.5.9"}}));
     assert_eq!(
         Figures::servers_line(&docker, &[], false),
         "etcd 3.5.9, docker quay.io/coreos/etcd:v3.5.9"
     );
     assert_eq!(
-        Figures::servers_line(&serde_json::Value::Null, &[], false),
+        Figures::servers_line(&SetupRecord::default(), &[], false),
         "netns"
     );
     let library = ["redis-py 5.0.1".to_string()];

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use lockpick_checkers::setup::SetupRecord;
 use lockpick_checkers::story::Story;
 use lockpick_checkers::{Results, Validity};
 use serde::{Deserialize, Serialize};
@@ -70,25 +71,19 @@ impl Figures {
     /// program when `--server-bin` chose it (`redis 7.0.15 /opt/redis-server, netns`), with the
     /// image in the Docker runtime (`redis 7.4.1, docker redis:7.4`); then each library a
     /// client program named (`redis 7.0.15, netns; client redis-py 5.0.1`).
-    pub fn servers_line(
-        setup: &serde_json::Value,
-        libraries: &[String],
-        show_programs: bool,
-    ) -> String {
+    pub fn servers_line(setup: &SetupRecord, libraries: &[String], show_programs: bool) -> String {
         let mut words: Vec<String> = Vec::new();
-        if let Some(versions) = setup["server_versions"].as_object() {
-            for (service, version) in versions {
-                let mut word = format!("{service} {}", version.as_str().unwrap_or("?"));
-                if let Some(program) = setup["server_bins"][service].as_str() {
-                    if show_programs {
-                        word = format!("{word} {program}");
-                    }
+        for (service, version) in &setup.server_versions {
+            let mut word = format!("{service} {version}");
+            if let Some(program) = setup.server_bins.get(service) {
+                if show_programs {
+                    word = format!("{word} {program}");
                 }
-                words.push(word);
             }
+            words.push(word);
         }
-        let mut runtime = setup["runtime"].as_str().unwrap_or("netns").to_string();
-        if let Some(image) = setup["runtime_facts"]["server_image"].as_str() {
+        let mut runtime = setup.runtime.as_deref().unwrap_or("netns").to_string();
+        if let Some(image) = setup.runtime_fact("server_image") {
             runtime = format!("{runtime} {image}");
         }
         words.push(runtime);

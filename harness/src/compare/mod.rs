@@ -298,7 +298,7 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         told: r.lease_claims.as_ref().and_then(|c| c.note()),
         first_grant_under_live_lease: Figures::first_grant_story(r),
         servers: Figures::servers_line(
-            &finished.history.setup,
+            &finished.history.setup_record,
             &finished.history.libraries,
             !config.server_bins.is_empty(),
         ),

@@ -7,14 +7,19 @@ use std::io::BufRead;
 
 use lockpick_checkers::history::Lines;
 use lockpick_checkers::record::{RawOpValue, Who};
+use lockpick_checkers::setup::SetupRecord;
 use lockpick_checkers::{Op, OpType, Process, F};
 use serde::Deserialize;
 use serde_json::Value;
 
 #[derive(Clone, Debug, Default)]
 pub struct HistoryFacts {
-    /// The `setup` line's value (`Null` when there is none).
+    /// The `setup` line's value (`Null` when there is none), as written: the report shows every
+    /// field of it, and reads foreign histories' own names for some.
     pub setup: Value,
+    /// The same line as lockpick writes it; empty when there is none or it does not read as
+    /// one (a history is hostile input: then the outputs say nothing of what ran where).
+    pub setup_record: SetupRecord,
     /// The earliest and latest `time` of any line.
     pub first: u64,
     pub last: u64,
@@ -55,6 +60,12 @@ struct Facts {
 }
 
 impl Facts {
+    fn finish(mut self) -> HistoryFacts {
+        let line = &self.facts.setup;
+        self.facts.setup_record = SetupRecord::deserialize(line).unwrap_or_default();
+        self.facts
+    }
+
     fn library(&mut self, client: Option<u64>, kind: OpType, f: F, value: RawOpValue<'_>) {
         if client.is_none() || f != F::Acquire || kind == OpType::Invoke {
             return;
@@ -112,7 +123,7 @@ impl HistoryFacts {
                 facts.facts.setup = record.value.decode().unwrap_or(Value::Null);
             }
         }
-        facts.facts
+        facts.finish()
     }
 
     /// The same facts from operations already in memory (tests, generated histories).
@@ -130,7 +141,7 @@ impl HistoryFacts {
                 facts.facts.setup = op.value.clone();
             }
         }
-        facts.facts
+        facts.finish()
     }
 
     /// Latency percentile `q` (0 to 1) of successful acquires, in ns.

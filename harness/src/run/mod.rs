@@ -14,6 +14,7 @@ mod preflight;
 mod progress;
 mod setup;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -64,11 +65,11 @@ struct RunInfo<'a> {
     /// What outputs call the lock: its name, or an exec lock's short name (`--name`).
     lock_name: &'static str,
     /// Each service's server version, as the setup line records it.
-    server_versions: &'a serde_json::Value,
+    server_versions: &'a BTreeMap<String, String>,
     /// The libraries the client programs named in their hellos (an exec lock's).
     client_libraries: &'a [String],
     /// Each service's server program (an executable, or ZooKeeper's folder of jars).
-    server_bins: &'a serde_json::Value,
+    server_bins: &'a BTreeMap<String, String>,
 }
 
 /// Runs one test and checks its history. `interrupt` is set by Ctrl-C or SIGTERM.
@@ -104,7 +105,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     // The verdict is the checkers' alone: the history holds how the run ended (`run-end`),
     // so a crashed client or an interruption makes it unknown there, for every later reader too.
     let loaded = crate::report::load(&dir)?;
-    let setup = &loaded.history.setup;
+    let setup = &loaded.history.setup_record;
     let run_results = RunResults {
         run: RunInfo {
             name: config.name(),
@@ -114,9 +115,9 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
             crashed_clients: &crashed_clients,
             config,
             lock_name: config.lock.label(),
-            server_versions: &setup["server_versions"],
+            server_versions: &setup.server_versions,
             client_libraries: &loaded.history.libraries,
-            server_bins: &setup["server_bins"],
+            server_bins: &setup.server_bins,
         },
         results: &loaded.results,
     };

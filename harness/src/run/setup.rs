@@ -10,10 +10,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use lockpick_checkers::setup::{Setup, SetupRecord};
 use lockpick_checkers::{Op, OpType, Process, F};
 use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::RunClock;
-use serde_json::json;
+use serde_json::Value;
 
 use super::events::Workload;
 use crate::children::{read_ops, Children, Role};
@@ -113,32 +114,46 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     let clock = RunClock::start();
     let mut log = HistoryLog::create(&dir.join(store::HISTORY))?;
     let capabilities = config.lock.capabilities();
-    let mut setup = json!({
-            "lock": config.lock.name(),
-            "token": capabilities.token,
-            "ttl_ms": config.ttl.as_millis() as u64,
-            "lease_silence_ms": config.lock.lease_silence(config.ttl).map(|d| d.as_millis() as u64),
-            "fencing": config.fencing.name(),
-            "jam_bound_ms": config.jam_bound.map(|d| d.as_millis() as u64),
-            "nemesis": config.nemesis_name(),
-            "clients": config.clients,
-            "seed": config.seed,
-            "prefix": prefix.name,
-            "servers": service.endpoints(),
-            "runtime": config.runtime.name(),
-            "runtime_facts": runtime.facts(),
-            "server_versions": server_versions,
-            "server_bins": server_bins,
-    });
-    if config.lock.label() != config.lock.name() {
-        setup["lock_name"] = json!(config.lock.label());
-    }
+    let runtime_facts = match runtime.facts() {
+        Value::Object(facts) => Some(facts.into_iter().collect()),
+        _ => None,
+    };
+    let label = config.lock.label();
+    let setup = SetupRecord {
+        checked: Setup {
+            lock: config.lock.name().to_string(),
+            lock_name: (label != config.lock.name()).then(|| label.to_string()),
+            token: capabilities.token.to_string(),
+            ttl_ms: config.ttl.as_millis() as u64,
+            fencing: config.fencing.name().to_string(),
+            nemesis: Some(config.nemesis_name()),
+            lease_silence_ms: config
+                .lock
+                .lease_silence(config.ttl)
+                .map(|d| d.as_millis() as u64),
+            jam_bound_ms: config.jam_bound.map(|d| d.as_millis() as u64),
+        },
+        clients: Some(config.clients as u64),
+        seed: Some(config.seed),
+        prefix: Some(prefix.name.clone()),
+        servers: service.endpoints(),
+        runtime: Some(config.runtime.name().to_string()),
+        runtime_facts,
+        server_versions: server_versions
+            .into_iter()
+            .map(|(service, version)| (service.to_string(), version))
+            .collect(),
+        server_bins: server_bins
+            .into_iter()
+            .map(|(service, path)| (service.to_string(), path.display().to_string()))
+            .collect(),
+    };
     log.append(Op::new(
         clock.now(),
         Process::named(Process::HARNESS),
         OpType::Info,
         F::Setup,
-        setup,
+        serde_json::to_value(&setup)?,
     ))?;
 
     let (sender, events) = mpsc::channel();

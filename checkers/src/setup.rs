@@ -1,0 +1,133 @@
+//! The harness's `setup` line, typed once here: the harness writes it from [`SetupRecord`],
+//! the checkers read the part they judge by ([`Setup`]) and the outputs read the rest (what ran
+//! where), so no reader indexes the line by key. The fields are documented in
+//! `checkers/HISTORY.md`; every one may be missing from an older history.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The run's own description of itself, from the `setup` operation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    #[serde(default)]
+    pub lock: String,
+    /// An exec lock's short name, when it was given one (`--name`): what outputs call it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_name: Option<String>,
+    /// Which fencing token the lock gives, e.g. "none" or "the lock key's create revision".
+    #[serde(default)]
+    pub token: String,
+    #[serde(default)]
+    pub ttl_ms: u64,
+    /// "on" or "off": whether the resource rejects lower tokens.
+    #[serde(default)]
+    pub fencing: String,
+    /// The nemeses asked for, joined by `+`; `"none"` for none. Absent in old histories.
+    #[serde(default)]
+    pub nemesis: Option<String>,
+    /// The longest a lease can outlive the last moment its holder's process ran; `None` when
+    /// the lock renews nothing (the acquire's own `expires_by` bounds it) or it is not known.
+    #[serde(default)]
+    pub lease_silence_ms: Option<u64>,
+    /// How long the lock may stay refused to everyone while certainly free before it counts as
+    /// jammed (`--jam-bound`); `None`: the liveness checker's default from the TTL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jam_bound_ms: Option<u64>,
+}
+
+impl Setup {
+    /// What outputs call the lock: its short name, else its name.
+    pub fn label(&self) -> &str {
+        self.lock_name.as_deref().unwrap_or(&self.lock)
+    }
+
+    /// [`crate::model::Model::mutual_exclusion_breaker`], from the setup line alone.
+    pub fn mutual_exclusion_breaker(setup: Option<&Setup>) -> &'static str {
+        match setup {
+            Some(s) if s.lock.starts_with("exec:") => "the lock (service or client)",
+            _ => "the lock service",
+        }
+    }
+
+    /// Whether the lock promises fencing tokens.
+    pub fn gives_tokens(&self) -> bool {
+        !self.token.is_empty() && self.token != "none"
+    }
+
+    /// The nemeses asked for, by name; empty for `none` or an old history without the field.
+    pub fn nemeses(&self) -> Vec<&str> {
+        match self.nemesis.as_deref() {
+            None | Some("none") | Some("") => Vec::new(),
+            Some(names) => names.split('+').filter(|n| !n.is_empty()).collect(),
+        }
+    }
+}
+
+/// The whole `setup` line: what the checkers judge by, and what ran where.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetupRecord {
+    #[serde(flatten)]
+    pub checked: Setup,
+    #[serde(default)]
+    pub clients: Option<u64>,
+    /// The seed every random choice of the run came from.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The run's name on the machine.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// The lock servers' addresses.
+    #[serde(default)]
+    pub servers: Vec<String>,
+    /// The runtime the nodes ran in (`netns`, `docker`); absent in older histories: `netns`.
+    #[serde(default)]
+    pub runtime: Option<String>,
+    /// What the runtime says of itself (the Docker runtime's images, say); `null` when it says
+    /// nothing. Each runtime has its own facts, so they stay open.
+    #[serde(default)]
+    pub runtime_facts: Option<BTreeMap<String, Value>>,
+    /// Each service's server version, when it told.
+    #[serde(default)]
+    pub server_versions: BTreeMap<String, String>,
+    /// Each service's server program, when `--server-bin` chose it.
+    #[serde(default)]
+    pub server_bins: BTreeMap<String, String>,
+}
+
+impl SetupRecord {
+    /// The runtime's fact `key` when it is words (`server_image`).
+    pub fn runtime_fact(&self, key: &str) -> Option<&str> {
+        self.runtime_facts.as_ref()?.get(key)?.as_str()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_reads_back_as_written() {
+        let line = serde_json::json!({
+            "lock": "redis", "token": "none", "ttl_ms": 1000, "lease_silence_ms": 1000,
+            "fencing": "off", "nemesis": "pause-holder", "clients": 3, "seed": 7,
+            "prefix": "lp1", "servers": ["10.0.0.2:6379"], "runtime": "netns",
+            "runtime_facts": null, "server_versions": {"redis": "7.0.15"}, "server_bins": {},
+        });
+        let record: SetupRecord = serde_json::from_value(line.clone()).unwrap();
+        assert_eq!(record.checked.nemeses(), ["pause-holder"]);
+        assert_eq!(record.server_versions["redis"], "7.0.15");
+        assert_eq!(serde_json::to_value(&record).unwrap(), line);
+    }
+
+    #[test]
+    fn an_old_line_reads_with_what_it_has() {
+        let old = serde_json::json!({"lock": "redis", "ttl_ms": 1000});
+        let record: SetupRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(record.checked.lock, "redis");
+        assert_eq!((record.seed, record.runtime.as_deref()), (None, None));
+        let wrong = serde_json::json!({"lock": "redis", "server_versions": ["7"]});
+        assert!(serde_json::from_value::<SetupRecord>(wrong).is_err());
+    }
+}
