@@ -7,14 +7,15 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::Model;
 use crate::verdict::Validity;
 
 /// The final read compared with the history: the resource had applied `applied` accesses and
 /// the history records `recorded` of them; the last of them left `last_value`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FinalReadCheck {
     pub valid: Validity,
     pub applied: u64,

@@ -127,7 +127,7 @@ impl Op {
 
 /// A history that could not be read: which line, and why. A malformed history is never evidence
 /// of a violation; checkers turn it into an `unknown` verdict.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[error("line {line}: {reason}")]
 pub struct Malformed {
     /// 1-based line number in the history file (0 when the problem is not tied to one line).

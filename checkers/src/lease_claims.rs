@@ -13,7 +13,7 @@
 //! server contradicts proves no live lease, and the server's own count bounds the lease instead
 //! (`overlap_cause`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::model::server_lease::{contradiction, Contradiction, ServerLease};
 use crate::model::Model;
@@ -21,7 +21,8 @@ use crate::words::seconds;
 use crate::STORIES;
 
 /// What the cross-check found over the whole history.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LeaseClaims {
     /// Grants whose report the server's count could be checked against.
     pub checked: usize,

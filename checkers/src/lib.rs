@@ -25,14 +25,17 @@ pub mod tokens;
 pub mod verdict;
 pub mod words;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use completeness::FinalReadCheck;
 pub use history::{read_history, Malformed, Op, OpType, Process, F};
 pub use verdict::Validity;
 
-/// Everything the checkers found in one history.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Everything the checkers found in one history, as `results.json` stores it (beside the
+/// run's own facts). It reads back from a stored file of any age: a field an older file lacks
+/// reads as empty (a missing verdict as unknown), a field of the wrong shape is an error.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Results {
     pub valid: Validity,
     /// Set when the history could not be read or made no sense; the verdict is then unknown.

@@ -18,7 +18,7 @@
 //! ensemble elects a new leader in about 5 s); the setup line's `jam_bound_ms` overrides the
 //! bound.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{AcquireAttempt, Hold, Model};
 use crate::overlap_cause;
@@ -31,7 +31,8 @@ const GRACE_BASE_MS: u64 = 5_000;
 const MS: u64 = 1_000_000;
 
 /// One stretch in which the lock was free by every lease yet refused to everyone.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Jam {
     /// The hold whose lease ended last before the jam: most likely the one that jammed it.
     pub last_holder: Hold,
@@ -60,7 +61,8 @@ impl Jam {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Liveness {
     pub valid: Validity,
     /// The bound a jam must exceed, in ms, and the grace after a server fault.

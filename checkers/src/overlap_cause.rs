@@ -13,16 +13,18 @@
 //!   lower, so A's entry, and the lease it stood for, had ended by B's grant.
 //! - otherwise *undecidable*, with why.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Hold, Model};
 use crate::words::seconds;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OverlapCause {
     OutlivedLease,
     GrantedUnderLiveLease,
+    /// Also what a stored result that names no cause reads as.
+    #[default]
     Undecidable,
 }
 

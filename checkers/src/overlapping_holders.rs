@@ -15,7 +15,7 @@
 //! lock is a single instant. A release invoked at the very instant the next grant completes only
 //! touches, and is no overlap.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Hold, Model};
 use crate::overlap_cause::{self, OverlapCause};
@@ -23,7 +23,8 @@ use crate::verdict::Validity;
 use crate::words::seconds;
 
 /// One pair of holders whose holds overlapped.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Overlap {
     /// The hold that started first.
     pub first: Hold,
@@ -66,7 +67,8 @@ impl Overlap {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct OverlappingHolders {
     pub valid: Validity,
     pub holds: usize,

@@ -11,12 +11,12 @@
 //! Only stale *writes* make the verdict invalid: they are lost updates. A stale read is counted
 //! and told, but a read over a newer holder's work loses nothing by itself.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Access, AccessKind, Hold, Model};
 use crate::verdict::Validity;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StaleAccess {
     /// The stale access the resource accepted.
     pub access: Access,
@@ -29,7 +29,8 @@ pub struct StaleAccess {
     pub faults: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct StaleAccesses {
     pub valid: Validity,
     pub accesses: usize,

@@ -2,7 +2,7 @@
 //! use to explain it. Built only from the history (holds, accesses, fault windows and the run's
 //! TTL), so a stored run tells the same story when checked again.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Access, AccessKind, FaultWindow, Hold, Model};
 use crate::overlap_cause::{self, OverlapCause};
@@ -12,7 +12,8 @@ use crate::tokens::{TokenBreach, TokenViolation};
 pub use crate::words::{seconds, token};
 
 /// One step of a story.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Step {
     /// When it happened (ns since the run began).
     pub time: u64,
@@ -27,7 +28,8 @@ pub struct Step {
     pub cause: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Story {
     /// `overlap`, `stale-write` / `stale-read`, `token-reused` / `token-went-backwards`, or `jam`.
     pub kind: String,

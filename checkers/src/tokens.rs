@@ -7,12 +7,12 @@
 //! Checked only when the setup line says the lock gives tokens; holds without a token are left
 //! out.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Hold, Model};
 use crate::verdict::Validity;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TokenBreach {
     /// Two acquisitions were handed the same token.
@@ -32,14 +32,15 @@ impl TokenBreach {
 }
 
 /// One broken promise: `earlier` was granted (or, for a reuse, acquired) first.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TokenViolation {
     pub breach: TokenBreach,
     pub earlier: Hold,
     pub later: Hold,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TokenViolations {
     pub valid: Validity,
     /// Whether the lock gives tokens, so that there was a promise to check.

@@ -4,11 +4,13 @@ use serde::{Deserialize, Serialize};
 
 /// A checker's answer. `Unknown` means the history could not support either answer (it was
 /// malformed, or incomplete in a way that matters); it is never evidence of a violation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Validity {
     Valid,
     Invalid,
+    /// Also what a verdict nobody gave reads as (a stored result that lacks it).
+    #[default]
     Unknown,
 }
 

@@ -2,9 +2,10 @@
 //! critical sections, failed and unknown attempts, clients that crash holding the lock) is never
 //! called invalid, and is valid exactly when two clients held the lock; one injected violation
 //! is always found (a reused token among them); a missing record or final read is never valid;
-//! and no input, however broken, makes the checkers panic or call it invalid.
+//! and no input, however broken, makes the checkers panic or call it invalid. Results read
+//! back from their JSON as they were written.
 
-use lockpick_checkers::{check, check_reader, Op, OpType, Process, Validity, F};
+use lockpick_checkers::{check, check_reader, Op, OpType, Process, Results, Validity, F};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -304,6 +305,26 @@ proptest! {
         let results = check(&b.ops);
         prop_assert_eq!(results.valid, Validity::Invalid);
         prop_assert_eq!(results.stale_accesses.unwrap().stale_writes, 1);
+    }
+
+    #[test]
+    fn results_read_back_as_they_were_written(turns in prop::collection::vec(turn(), 0..40), tokens: bool, client in 0..5u64, cut in 0usize..3000) {
+        // A stale write behind an overlap, so that every part of the results has something in
+        // it; and the same history cut short, malformed.
+        let mut b = correct_history(&turns, tokens);
+        let other = (client + 1) % 5;
+        prop_assume!(!b.crashed[client as usize] && !b.crashed[other as usize]);
+        let (old, old_token) = b.grant(client);
+        let (new, new_token) = b.grant(other);
+        b.access(other, &new, new_token, "write", true);
+        b.access(client, &old, old_token, "write", true);
+        let text: String = b.ops.iter().map(|op| op.to_json_line() + "\n").collect();
+        let cut = &text.as_bytes()[..cut.min(text.len())];
+        for results in [check(&b.ops), check_reader(cut)] {
+            let written = serde_json::to_value(&results).unwrap();
+            let read: Results = serde_json::from_value(written.clone()).unwrap();
+            prop_assert_eq!(serde_json::to_value(&read).unwrap(), written);
+        }
     }
 
     #[test]

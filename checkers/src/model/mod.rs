@@ -31,7 +31,8 @@ pub struct Lease {
 }
 
 /// One successful acquisition, as its client believed it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Hold {
     pub acquisition: String,
     pub process: u64,
@@ -98,7 +99,7 @@ pub enum AccessKind {
 }
 
 /// One access as the resource applied or rejected it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Access {
     /// The resource's serial order.
     pub seq: u64,

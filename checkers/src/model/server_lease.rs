@@ -28,7 +28,7 @@ impl ServerLease {
 }
 
 /// A report the server's count contradicts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Contradiction {
     /// When the server was asked.
     pub asked_at: u64,

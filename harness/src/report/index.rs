@@ -8,7 +8,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use lockpick_checkers::Results;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::counts::{Counts, FIGURES};
@@ -47,28 +49,49 @@ pub struct StoredCompare {
     pub unproven: usize,
 }
 
+/// A stored `results.json`, as far as the index reads it: the checkers' results, and the run's
+/// facts beside them (`run`). Every part may be missing from an older file.
+#[derive(Deserialize)]
+struct StoredResults {
+    #[serde(default)]
+    run: StoredRunFacts,
+    #[serde(flatten)]
+    results: Results,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct StoredRunFacts {
+    seed: Option<u64>,
+    config: StoredConfig,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct StoredConfig {
+    lock: Option<String>,
+    nemeses: Vec<String>,
+    fencing: Option<String>,
+}
+
 impl StoredRun {
-    fn read(group: &str, stamp: String, dir: PathBuf, results: &Value) -> StoredRun {
-        let config = &results["run"]["config"];
-        let nemeses: Vec<&str> = config["nemeses"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let word = |v: &Value| v.as_str().unwrap_or("?").to_string();
+    fn read(group: &str, stamp: String, dir: PathBuf, stored: StoredResults) -> StoredRun {
+        let StoredResults { run, results } = stored;
+        let word = |v: Option<String>| v.unwrap_or_else(|| "?".to_string());
         StoredRun {
             stamp,
             name: group.to_string(),
             dir,
-            verdict: results["valid"].as_str().unwrap_or("unknown").to_string(),
-            lock: word(&config["lock"]),
-            nemesis: if nemeses.is_empty() {
+            verdict: results.valid.to_string(),
+            lock: word(run.config.lock),
+            nemesis: if run.config.nemeses.is_empty() {
                 "none".to_string()
             } else {
-                nemeses.join("+")
+                run.config.nemeses.join("+")
             },
-            fencing: word(&config["fencing"]),
-            seed: results["run"]["seed"].as_u64(),
-            counts: Counts::of_stored(results),
+            fencing: word(run.config.fencing),
+            seed: run.seed,
+            counts: Counts::of(&results),
         }
     }
 }
@@ -89,9 +112,20 @@ pub fn runs(store: &Path) -> Result<Vec<StoredRun>> {
             let Ok(text) = fs::read_to_string(dir.join(store::RESULTS)) else {
                 continue;
             };
-            let results: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            let file = dir.join(store::RESULTS);
+            // A stored file is hostile input: one that does not read is left out of the index,
+            // and said, rather than shown with a verdict it does not give.
+            let stored: StoredResults = match serde_json::from_str(&text) {
+                Ok(stored) => stored,
+                Err(e) => {
+                    crate::tell!(
+                        "lockpick: the index leaves out {file:?}, which does not read: {e}"
+                    );
+                    continue;
+                }
+            };
             let stamp = run.file_name().to_string_lossy().to_string();
-            runs.push(StoredRun::read(&group, stamp, dir, &results));
+            runs.push(StoredRun::read(&group, stamp, dir, stored));
         }
     }
     runs.sort_by(|a, b| b.stamp.cmp(&a.stamp));
@@ -277,6 +311,46 @@ mod tests {
         assert!(page.contains(r#"data-nemesis="pause-holder""#));
         assert!(page.contains(r#"<option value="pause-holder">"#));
         assert!(page.contains(STYLE.lines().next().unwrap()));
+    }
+
+    #[test]
+    fn a_results_file_that_does_not_read_is_left_out_of_the_index() {
+        let store = tempfile::tempdir().unwrap();
+        finished(store.path(), "redis-none", "20250101T000000.000Z", "valid");
+        // An older file lacks most of what a run writes now, and reads with what it has.
+        let old = store.path().join("redis-none/20250101T000001.000Z");
+        fs::create_dir_all(&old).unwrap();
+        fs::write(old.join(store::RESULTS), r#"{"valid": "invalid"}"#).unwrap();
+        for (stamp, text) in [
+            ("20250102T000000.000Z", "not json"),
+            ("20250103T000000.000Z", r#"{"valid": 5}"#),
+            (
+                "20250104T000000.000Z",
+                r#"{"overlapping_holders": {"overlaps": 3}}"#,
+            ),
+            (
+                "20250105T000000.000Z",
+                r#"{"run": {"seed": -1}, "valid": "valid"}"#,
+            ),
+            ("20250106T000000.000Z", "[]"),
+        ] {
+            let dir = store.path().join("redis-none").join(stamp);
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join(store::RESULTS), text).unwrap();
+        }
+        let runs = runs(store.path()).unwrap();
+        let read: Vec<(&str, &str, &str)> = runs
+            .iter()
+            .map(|r| (r.stamp.as_str(), r.verdict.as_str(), r.lock.as_str()))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                ("20250101T000001.000Z", "invalid", "?"),
+                ("20250101T000000.000Z", "valid", "redis")
+            ]
+        );
+        assert_eq!(runs[0].counts, Counts::default());
     }
 
     #[test]
