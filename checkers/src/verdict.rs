@@ -36,13 +36,20 @@ impl Validity {
     }
 }
 
-impl std::fmt::Display for Validity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl Validity {
+    /// The verdict's word, as `results.json` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
             Validity::Valid => "valid",
             Validity::Invalid => "invalid",
             Validity::Unknown => "unknown",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for Validity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -115,7 +115,7 @@ fn redis_in_containers_breaks_as_in_namespaces_and_names_each_version() {
         );
         assert_eq!(r.code, 1, "expected invalid:\n{}\n{}", r.stdout, r.stderr);
         assert!(r.overlaps() > 0, "no overlapping holders:\n{}", r.stdout);
-        assert!(r.stale("stale_writes") > 0, "no stale write:\n{}", r.stdout);
+        assert!(r.stale_writes() > 0, "no stale write:\n{}", r.stdout);
         let history = r.history();
         assert!(
             starts_of(&history, "pause-holder").any(|op| op["value"]["effective"] == true),
@@ -161,7 +161,7 @@ fn etcd_pauses_partitions_and_clock_jumps_take_effect_inside_containers() {
     );
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(r.overlaps() > 0, "{}", r.stdout);
-    assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
+    assert_eq!(r.stale_writes(), 0, "{}", r.stdout);
 
     // nft in the etcd containers' namespaces cuts the holder off: its lease ends while it
     // works, another client gets the lock, and the fence refuses the old holder.
@@ -173,7 +173,7 @@ fn etcd_pauses_partitions_and_clock_jumps_take_effect_inside_containers() {
     );
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(r.overlaps() > 0, "{}", r.stdout);
-    assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
+    assert_eq!(r.stale_writes(), 0, "{}", r.stdout);
     let dropped: u64 = r
         .history()
         .iter()

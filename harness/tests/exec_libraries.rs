@@ -75,7 +75,7 @@ fn python_redis_lock_under_a_paused_holder_is_outlived_and_accepts_stale_writes(
                 --pause 2500ms --fault-interval 500ms --seed 31";
     let (r, _store) = exec_run("redis", &command, line);
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    assert!(r.stale("stale_writes") > 0, "{}", r.stdout);
+    assert!(r.stale_writes() > 0, "{}", r.stdout);
     let causes = causes(&r);
     assert!(!causes.is_empty(), "{}", r.stdout);
     // Measured here: 29 of 29 outlived. A few may stay undecidable on a busy machine, none may
@@ -181,7 +181,7 @@ fn redis_semaphore_under_a_paused_holder_is_outlived_and_accepts_stale_writes() 
                 --pause 2500ms --fault-interval 500ms --seed 31";
     let (r, _store) = exec_run("redis", redis_semaphore_client(), line);
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    assert!(r.stale("stale_writes") > 0, "{}", r.stdout);
+    assert!(r.stale_writes() > 0, "{}", r.stdout);
     // Measured here: 29 of 30 outlived, 1 not decidable.
     let causes = causes(&r);
     let outlived = causes.iter().filter(|c| *c == "outlived-lease").count();

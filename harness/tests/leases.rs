@@ -14,7 +14,7 @@ fn long_work_keeps_the_lease(lock: &str) {
     ));
     assert_eq!(r.code, 0, "{lock}:\n{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.overlaps(), 0, "{lock}: {}", r.stdout);
-    assert_eq!(r.stale("stale_writes"), 0, "{lock}: {}", r.stdout);
+    assert_eq!(r.stale_writes(), 0, "{lock}: {}", r.stdout);
     assert!(r.holds() >= 2, "{lock}: only {} holds", r.holds());
 
     let history = r.history();

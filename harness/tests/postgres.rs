@@ -45,7 +45,7 @@ fn a_frozen_holder_outlives_its_lease_row_and_the_grant_counter_fences_it() {
     }
     assert_nothing_left(&r);
     let fenced = run_line(&format!("{line} --fencing on"));
-    assert_eq!(fenced.stale("stale_writes"), 0, "{}", fenced.stdout);
+    assert_eq!(fenced.stale_writes(), 0, "{}", fenced.stdout);
     let rejected = fenced.results["stale_accesses"]["rejected"]
         .as_u64()
         .unwrap();

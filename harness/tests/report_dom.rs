@@ -250,7 +250,7 @@ fn a_redis_pause_holder_report_shows_every_client_fault_and_cause() {
     assert_eq!(run.valid(), "invalid", "{}", run.stdout);
     let headline = rendered_report(&run, 3);
     assert_names_causes(&headline, &run.results);
-    let stale = run.stale("stale_writes");
+    let stale = run.stale_writes();
     if stale > 0 {
         assert!(
             headline.contains(&format!("accepted {stale} stale write")),
@@ -265,14 +265,10 @@ fn a_fenced_etcd_report_says_the_fence_held_despite_the_overlaps() {
         "--lock etcd --fencing on --nemesis pause-holder --time-limit 6s --clients 3 --seed 61";
     let run = kept_run("etcd", flags);
     assert_eq!(run.valid(), "invalid", "{}", run.stdout);
-    assert_eq!(
-        run.stale("stale_writes"),
-        0,
-        "the fence let a stale write through"
-    );
+    assert_eq!(run.stale_writes(), 0, "the fence let a stale write through");
     let headline = rendered_report(&run, 3);
     assert_names_causes(&headline, &run.results);
-    let rejected = run.stale("rejected");
+    let rejected = run.rejected();
     if rejected > 0 {
         let access = if rejected == 1 { "access" } else { "accesses" };
         let words = format!("the fence held: it rejected {rejected} stale {access}");

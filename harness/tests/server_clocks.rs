@@ -63,7 +63,7 @@ fn lock_held(r: &Run) {
     assert_eq!(r.valid(), "valid", "{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.overlaps(), 0, "{}", r.stdout);
-    assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
+    assert_eq!(r.stale_writes(), 0, "{}", r.stdout);
     assert!(r.holds() > 5, "{}", r.stdout);
 }
 
@@ -154,7 +154,7 @@ fn restarted_under_a_jump(lock: &str) {
     assert_eq!(stop["expected_offset_ms"], 5000, "{stop}");
     let measured = stop["measured_offset_ms"].as_i64().unwrap();
     assert!((measured - 5000).abs() <= TOLERANCE_MS, "{stop}");
-    assert_eq!(r.stale("stale_writes"), 0, "{lock}: {}", r.stdout);
+    assert_eq!(r.stale_writes(), 0, "{lock}: {}", r.stdout);
 }
 
 /// The pid of the server of `node` in the run with `prefix`, from its data folder's name.

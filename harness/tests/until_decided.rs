@@ -20,7 +20,7 @@ fn a_decided_run_ends_at_its_first_violation_with_the_full_runs_verdict() {
         decided.stdout
     );
     assert_eq!(decided.valid(), full.valid());
-    assert!(decided.overlaps() > 0 || decided.stale("stale_writes") > 0);
+    assert!(decided.overlaps() > 0 || decided.stale_writes() > 0);
     // The history says when and why it ended; the final read is there (run_line checks it
     // matches the history) and nothing makes the run unknown.
     let history = decided.history();

@@ -139,7 +139,7 @@ fn a_valid_and_an_invalid_run_say_so_in_every_output() {
 fn our_zookeeper_client_keeps_its_session_through_long_work() {
     let r = run_line("--lock zookeeper --nemesis none --work 3s --time-limit 12s --clients 2");
     assert_eq!(r.overlaps(), 0, "{}", r.stdout);
-    assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
+    assert_eq!(r.stale_writes(), 0, "{}", r.stdout);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
 }
 
@@ -170,7 +170,7 @@ fn etcd_and_zookeeper_under_a_paused_holder_show_only_outlived_leases() {
         let (outlived, live, _) = causes(&r);
         assert!(outlived > 0, "{lock}: no outlived lease: {}", r.stdout);
         assert_eq!(live, 0, "{lock}: a grant under a live lease: {}", r.stdout);
-        assert_eq!(r.stale("stale_writes"), 0, "{lock}: the fence held");
+        assert_eq!(r.stale_writes(), 0, "{lock}: the fence held");
     }
 }
 

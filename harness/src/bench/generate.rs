@@ -9,6 +9,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Result;
+use lockpick_checkers::fault::{FaultKind, FaultRecord, Target};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
@@ -83,9 +84,13 @@ pub fn write(path: &Path, lines: u64, shape: Shape) -> Result<u64> {
         out.line(time + 700, &client, "invoke", "release", &acquisition(&acq))?;
         out.line(time + 800, &client, "ok", "release", &acquisition(&acq))?;
         if h % HOLDS_PER_FAULT == 0 {
-            let start = format!(
-                r#"{{"id":{fault},"fault":"pause","targets":["client {p}"],"nemesis":"pause-holder","effective":true}}"#
-            );
+            let start = serde_json::to_string(&FaultRecord {
+                id: fault,
+                fault: FaultKind::Pause,
+                targets: vec![Target::Client(p)],
+                nemesis: Some("pause-holder".to_string()),
+                effective: Some(true),
+            })?;
             out.line(time + 150, "\"nemesis\"", "info", "start", &start)?;
             out.line(time + 650, "\"nemesis\"", "info", "stop", &start)?;
             fault += 1;

@@ -82,7 +82,7 @@ impl StoredRun {
             stamp,
             name: group.to_string(),
             dir,
-            verdict: results.valid.to_string(),
+            verdict: results.valid.name().to_string(),
             lock: word(run.config.lock),
             nemesis: if run.config.nemeses.is_empty() {
                 "none".to_string()

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use lockpick_checkers::Results;
 use serde_json::Value;
 
 pub mod outputs;
@@ -27,30 +28,51 @@ pub struct Run {
     pub stdout: String,
     pub stderr: String,
     pub dir: PathBuf,
+    /// `results.json` as written (`Null` when the run wrote none).
     pub results: Value,
+    /// The same file read back into the checkers' results.
+    pub checked: Option<Results>,
     /// Keeps a temporary store alive as long as the run is looked at.
     store: Option<tempfile::TempDir>,
 }
 
 impl Run {
     pub fn overlaps(&self) -> usize {
-        self.results["overlapping_holders"]["overlaps"]
-            .as_array()
-            .map_or(0, |a| a.len())
+        let overlaps = self
+            .checked
+            .as_ref()
+            .and_then(|r| r.overlapping_holders.as_ref());
+        overlaps.map_or(0, |o| o.overlaps.len())
     }
 
     pub fn holds(&self) -> u64 {
-        self.results["overlapping_holders"]["holds"]
-            .as_u64()
-            .unwrap_or(0)
+        let overlaps = self
+            .checked
+            .as_ref()
+            .and_then(|r| r.overlapping_holders.as_ref());
+        overlaps.map_or(0, |o| o.holds as u64)
     }
 
-    pub fn stale(&self, what: &str) -> u64 {
-        self.results["stale_accesses"][what].as_u64().unwrap_or(0)
+    fn stale_accesses(&self) -> Option<&lockpick_checkers::stale_accesses::StaleAccesses> {
+        self.checked.as_ref()?.stale_accesses.as_ref()
     }
 
-    pub fn valid(&self) -> &str {
-        self.results["valid"].as_str().unwrap_or("?")
+    pub fn stale_writes(&self) -> u64 {
+        self.stale_accesses().map_or(0, |s| s.stale_writes as u64)
+    }
+
+    pub fn stale_reads(&self) -> u64 {
+        self.stale_accesses().map_or(0, |s| s.stale_reads as u64)
+    }
+
+    /// Accesses the resource rejected (fencing at work).
+    pub fn rejected(&self) -> u64 {
+        self.stale_accesses().map_or(0, |s| s.rejected as u64)
+    }
+
+    /// The verdict's word; `?` when the run wrote no results.
+    pub fn valid(&self) -> &'static str {
+        self.checked.as_ref().map_or("?", |r| r.valid.name())
     }
 
     pub fn history(&self) -> Vec<Value> {
@@ -93,12 +115,18 @@ pub fn finished(store: &Path, output: Output) -> Run {
     let results = std::fs::read_to_string(dir.join("results.json"))
         .map(|t| serde_json::from_str(&t).unwrap())
         .unwrap_or(Value::Null);
+    // Whatever a run stores must read back into the checkers' own type.
+    let checked = (!results.is_null()).then(|| {
+        serde_json::from_value::<Results>(results.clone())
+            .unwrap_or_else(|e| panic!("results.json does not read back: {e}"))
+    });
     let run = Run {
         code: output.status.code().unwrap_or(-1),
         stdout,
         stderr,
         dir,
         results,
+        checked,
         store: None,
     };
     assert_nothing_left(&run);

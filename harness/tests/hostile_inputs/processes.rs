@@ -79,7 +79,7 @@ fn a_client_program_writing_straight_to_the_resource_is_refused_and_blames_no_cl
             .any(|op| op["f"] == "access" && op["value"]["value"] == 4242),
         "a foreign write was applied"
     );
-    assert_eq!(r.stale("stale_writes"), 0, "{}", r.stdout);
+    assert_eq!(r.stale_writes(), 0, "{}", r.stdout);
     // The run says something else reached the resource, and proves nothing.
     assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
     assert!(
