@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 /// The run's own description of itself, from the `setup` operation.
@@ -65,34 +66,36 @@ impl Setup {
     }
 }
 
-/// The whole `setup` line: what the checkers judge by, and what ran where.
+/// The whole `setup` line: what the checkers judge by, and what ran where. What ran where only
+/// describes the run, so a field of it in another shape (a foreign or damaged history) reads as
+/// missing: it costs the outputs a fact, never the history.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SetupRecord {
     #[serde(flatten)]
     pub checked: Setup,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub clients: Option<u64>,
     /// The seed every random choice of the run came from.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub seed: Option<u64>,
     /// The run's name on the machine.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub prefix: Option<String>,
     /// The lock servers' addresses.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub servers: Vec<String>,
     /// The runtime the nodes ran in (`netns`, `docker`); absent in older histories: `netns`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub runtime: Option<String>,
     /// What the runtime says of itself (the Docker runtime's images, say); `null` when it says
     /// nothing. Each runtime has its own facts, so they stay open.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub runtime_facts: Option<BTreeMap<String, Value>>,
     /// Each service's server version, when it told.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub server_versions: BTreeMap<String, String>,
     /// Each service's server program, when `--server-bin` chose it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     pub server_bins: BTreeMap<String, String>,
 }
 
@@ -101,6 +104,15 @@ impl SetupRecord {
     pub fn runtime_fact(&self, key: &str) -> Option<&str> {
         self.runtime_facts.as_ref()?.get(key)?.as_str()
     }
+}
+
+fn lenient<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned + Default,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(T::deserialize(value).unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -127,7 +139,11 @@ mod tests {
         let record: SetupRecord = serde_json::from_value(old).unwrap();
         assert_eq!(record.checked.lock, "redis");
         assert_eq!((record.seed, record.runtime.as_deref()), (None, None));
-        let wrong = serde_json::json!({"lock": "redis", "server_versions": ["7"]});
+        let foreign = serde_json::json!({"lock": "redis", "server_versions": ["7"], "seed": -1});
+        let record: SetupRecord = serde_json::from_value(foreign).unwrap();
+        assert!(record.server_versions.is_empty());
+        assert_eq!((record.checked.lock.as_str(), record.seed), ("redis", None));
+        let wrong = serde_json::json!({"lock": "redis", "ttl_ms": "long"});
         assert!(serde_json::from_value::<SetupRecord>(wrong).is_err());
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use lockpick_checkers::setup::SetupRecord;
 use serde_json::{Map, Value};
 
 use super::HistoryFacts;
@@ -62,45 +63,43 @@ impl RunFacts {
 
     /// The facts from a run's config (`Value::Null` if it has none) and its history.
     pub fn of(config: &Value, history: &HistoryFacts) -> RunFacts {
-        let setup = &history.setup;
+        let setup = &history.setup_record;
         let (first, last) = (history.first, history.last);
-        let text = |key: &str| {
-            config[key]
-                .as_str()
-                .or_else(|| setup[key].as_str())
-                .map(str::to_string)
+        let recorded = |words: &str| (!words.is_empty()).then(|| words.to_string());
+        let text = |key: &str, recorded: Option<String>| {
+            config[key].as_str().map(str::to_string).or(recorded)
         };
-        let number = |key: &str| config[key].as_u64().or_else(|| setup[key].as_u64());
         let nemeses = match config["nemeses"].as_array() {
             Some(list) => list
                 .iter()
                 .filter_map(Value::as_str)
                 .map(str::to_string)
                 .collect(),
-            None => setup["nemesis"]
-                .as_str()
-                .unwrap_or("none")
-                .split('+')
-                .filter(|n| !n.is_empty() && *n != "none")
+            None => setup
+                .checked
+                .nemeses()
+                .into_iter()
                 .map(str::to_string)
                 .collect(),
         };
+        // The parameters table shows the line as written, every field of it.
         let parameters = config
             .as_object()
-            .or(setup.as_object())
+            .or(history.setup.as_object())
             .cloned()
             .unwrap_or_default();
         RunFacts {
-            lock: setup["lock_name"]
-                .as_str()
-                .map(str::to_string)
-                .or_else(|| text("lock"))
+            lock: setup
+                .checked
+                .lock_name
+                .clone()
+                .or_else(|| text("lock", recorded(&setup.checked.lock)))
                 .unwrap_or_else(|| "lock".to_string()),
             nemeses,
-            fencing: text("fencing"),
-            seed: number("seed"),
-            clients: number("clients"),
-            server_versions: server_versions(setup),
+            fencing: text("fencing", recorded(&setup.checked.fencing)),
+            seed: config["seed"].as_u64().or(setup.seed),
+            clients: config["clients"].as_u64().or(setup.clients),
+            server_versions: server_versions(&history.setup),
             libraries: history.libraries.clone(),
             servers: servers(&config["runtime"], setup),
             started: None,
@@ -125,7 +124,8 @@ impl RunFacts {
 }
 
 /// The servers' versions, if the setup line names them: an object of server to version, a
-/// list of versions, or one version for all.
+/// list of versions, or one version for all. Read off the line as written, not its record:
+/// histories made elsewhere name and shape them their own way.
 fn server_versions(setup: &Value) -> Vec<(String, String)> {
     let Some(versions) = ["servers_versions", "server_versions", "versions"]
         .iter()
@@ -148,16 +148,15 @@ fn server_versions(setup: &Value) -> Vec<(String, String)> {
 
 /// The runtime (config.json's, else the setup line's), each service's server program and the
 /// runtime's facts, from the setup line.
-fn servers(config_runtime: &Value, setup: &Value) -> Vec<(String, String)> {
+fn servers(config_runtime: &Value, setup: &SetupRecord) -> Vec<(String, String)> {
     let words = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
     let mut rows = Vec::new();
-    if let Some(runtime) = config_runtime.as_str().or(setup["runtime"].as_str()) {
+    if let Some(runtime) = config_runtime.as_str().or(setup.runtime.as_deref()) {
         rows.push(("runtime".to_string(), runtime.to_string()));
     }
-    if let Some(bins) = setup["server_bins"].as_object() {
-        rows.extend(bins.iter().map(|(s, p)| (format!("{s} server"), words(p))));
-    }
-    if let Some(facts) = setup["runtime_facts"].as_object() {
+    let bins = setup.server_bins.iter();
+    rows.extend(bins.map(|(s, p)| (format!("{s} server"), p.clone())));
+    if let Some(facts) = &setup.runtime_facts {
         rows.extend(
             facts
                 .iter()
@@ -238,6 +237,17 @@ mod tests {
             &HistoryFacts::of_ops(&ops[..0]),
         );
         assert_eq!(netns.servers, vec![row("runtime", "netns")]);
+    }
+
+    #[test]
+    fn what_ran_where_in_another_shape_costs_only_those_facts() {
+        let ops = [setup(json!({"lock": "etcd", "fencing": "on", "seed": 7,
+            "runtime": ["docker"], "server_bins": "/bin/etcd", "runtime_facts": 3}))];
+        let facts = RunFacts::of(&Value::Null, &HistoryFacts::of_ops(&ops));
+        assert_eq!((facts.lock.as_str(), facts.seed), ("etcd", Some(7)));
+        assert_eq!(facts.fencing.as_deref(), Some("on"));
+        assert!(facts.servers.is_empty(), "{:?}", facts.servers);
+        assert_eq!(facts.parameters["server_bins"], json!("/bin/etcd"));
     }
 
     #[test]
