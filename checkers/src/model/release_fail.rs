@@ -33,8 +33,9 @@ impl ReleaseFailKind {
 }
 
 /// A hold's release that completed `fail`, with the kind its client gave (`None`: none).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReleaseFailed {
+    #[serde(default)]
     pub kind: Option<ReleaseFailKind>,
 }
 
@@ -46,7 +47,8 @@ impl ReleaseFailed {
 }
 
 /// How many releases failed, by kind.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ReleaseFailures {
     pub not_ours: usize,
     pub not_held: usize,
