@@ -43,6 +43,16 @@ fn skews(r: &Run) -> Vec<Value> {
 /// Every start whose program told its clock saw it 5 s ahead, and is effective; every stop
 /// told saw it back; at least two skews were shown in full.
 fn read_back(r: &Run) {
+    assert!(
+        told_right(r) >= 2,
+        "fewer than two skews shown: {:?}\n{}",
+        skews(r),
+        r.stderr
+    );
+}
+
+/// How many skews' starts their program told, each checked as `read_back` says.
+fn told_right(r: &Run) -> usize {
     let records = skews(r);
     let mut shown = 0;
     for op in &records {
@@ -62,11 +72,7 @@ fn read_back(r: &Run) {
             shown += 1;
         }
     }
-    assert!(
-        shown >= 2,
-        "only {shown} skews shown: {records:?}\n{}",
-        r.stderr
-    );
+    shown
 }
 
 #[test]
@@ -111,10 +117,35 @@ fn a_skew_whose_client_is_paused_counts_only_what_its_program_told() {
         return;
     }
     // A frozen client cannot ask its program: such a skew has no evidence and is not counted.
+    // With two clients, one of them frozen most of the time, most skews find theirs frozen
+    // (measured: 3 of 4, and in some runs none): at most three runs, until one does.
     let command = example("python-redis/lock_client.py");
-    let r = skewed_with("redis", &command, "skew-clients,pause-holder", 7);
-    assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
-    read_back(&r);
+    let mut frozen: Vec<Value> = Vec::new();
+    for seed in [7, 8, 9] {
+        let r = skewed_with("redis", &command, "skew-clients,pause-holder", seed);
+        assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+        // The skews their program told are checked as everywhere (the other tests ask for two).
+        told_right(&r);
+        frozen = skews(&r)
+            .into_iter()
+            .filter(|op| op["f"] == "start")
+            .filter(|op| {
+                op["value"]["clock_error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("paused"))
+            })
+            .collect();
+        if !frozen.is_empty() {
+            break;
+        }
+    }
+    assert!(
+        !frozen.is_empty(),
+        "in three runs no skew found its client frozen"
+    );
+    for op in &frozen {
+        assert_eq!(op["value"]["effective"], false, "{op}");
+    }
 }
 
 #[test]
