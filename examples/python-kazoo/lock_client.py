@@ -39,35 +39,32 @@ def on_state(state):
 client.add_listener(on_state)
 
 
-def bounded_acquire(wait_s):
-    """kazoo's Lock.acquire, kept within the protocol's bound (wait + the op timeout). Its
-    timeout bounds the wait, not the retries and clean-up after a lost connection (its own
-    retry has no limit), so it runs on a thread; one that overruns is answered `unknown` and,
-    should it still take the lock later, gives it back. Each acquire gets a Lock of its own, so
-    an abandoned one never blocks the next."""
-    attempt = client.Lock(PATH, os.environ["LOCKPICK_CLIENT"])
-    state = {"done": False, "abandoned": False, "got": False, "error": None}
+class Overran(Exception):
+    """A call that did not return within its bound."""
+
+
+def within(bound_s, call, if_late=None):
+    """Runs `call` on a thread and returns its result, or raises what it raised, or `Overran`
+    when it has not returned within `bound_s`. kazoo's own retry has no limit, so this is what
+    keeps each request within the protocol's bound. Should an overrun call return later after
+    all, its result goes to `if_late`."""
+    state = {"done": False, "abandoned": False, "result": None, "error": None}
     guard = threading.Lock()
 
     def run():
-        got, error = False, None
+        result, error = None, None
         try:
-            got = attempt.acquire(timeout=wait_s)
-        except LockTimeout:
-            pass
+            result = call()
         except KazooException as e:
             error = e
         with guard:
-            state.update(done=True, got=got, error=error)
-            give_back = state["abandoned"] and got
-        if give_back:
-            try:
-                attempt.release()
-            except KazooException:
-                pass  # its session ends with this program: the node goes with it
+            state.update(done=True, result=result, error=error)
+            late = state["abandoned"]
+        if late and error is None and if_late is not None:
+            if_late(result)
 
     threading.Thread(target=run, daemon=True).start()
-    deadline = time.monotonic() + wait_s + OP_TIMEOUT_S * 0.8
+    deadline = time.monotonic() + bound_s
     while time.monotonic() < deadline:
         with guard:
             if state["done"]:
@@ -76,45 +73,58 @@ def bounded_acquire(wait_s):
     with guard:
         if not state["done"]:
             state["abandoned"] = True
-            return None, {"result": "unknown", "error": "kazoo's acquire overran its bound"}
+            raise Overran()
     if state["error"] is not None:
-        e = state["error"]
-        return None, {"result": "unknown", "error": f"{type(e).__name__}: {e}"}
-    if not state["got"]:
+        raise state["error"]
+    return state["result"]
+
+
+def unknown(e):
+    return {"result": "unknown", "error": f"{type(e).__name__}: {e}"}
+
+
+def bounded_acquire(wait_s):
+    """kazoo's Lock.acquire, kept within the protocol's bound (wait + the op timeout): its
+    timeout bounds the wait, not the retries and clean-up after a lost connection. One that
+    overruns is answered `unknown` and, should it still take the lock later, gives it back.
+    Each acquire gets a Lock of its own, so an abandoned one never blocks the next."""
+    attempt = client.Lock(PATH, os.environ["LOCKPICK_CLIENT"])
+
+    def take():
+        try:
+            return attempt.acquire(timeout=wait_s)
+        except LockTimeout:
+            return False
+
+    def give_back(got):
+        if got:
+            try:
+                attempt.release()
+            except KazooException:
+                pass  # its session ends with this program: the node goes with it
+
+    try:
+        got = within(wait_s + OP_TIMEOUT_S * 0.8, take, give_back)
+    except Overran:
+        return None, {"result": "unknown", "error": "kazoo's acquire overran its bound"}
+    except KazooException as e:
+        return None, unknown(e)
+    if not got:
         return None, {"result": "fail", "error": "held by another client"}
     return attempt, {"result": "ok", "token": int(attempt.node[-10:]), "valid_ms": TTL_MS}
 
 
 def bounded_release(held):
-    """kazoo's Lock.release, kept within the op timeout: it goes through kazoo's command retry,
-    which has no limit, so a release sent while the ensemble is unreachable would never
-    answer. It runs on a thread; one that overruns is answered `unknown` (it may still delete
-    the node later, or the session's end will)."""
-    state = {"done": False, "error": None}
-    guard = threading.Lock()
-
-    def run():
-        error = None
-        try:
-            held.release()
-        except KazooException as e:
-            error = e
-        with guard:
-            state.update(done=True, error=error)
-
-    threading.Thread(target=run, daemon=True).start()
-    deadline = time.monotonic() + OP_TIMEOUT_S * 0.8
-    while time.monotonic() < deadline:
-        with guard:
-            if state["done"]:
-                break
-        time.sleep(0.005)
-    with guard:
-        if not state["done"]:
-            return {"result": "unknown", "error": "kazoo's release overran its bound"}
-        if state["error"] is not None:
-            e = state["error"]
-            return {"result": "unknown", "error": f"{type(e).__name__}: {e}"}
+    """kazoo's Lock.release, kept within the op timeout: it goes through kazoo's command retry
+    too, so a release sent while the ensemble is unreachable would never answer. One that
+    overruns is answered `unknown` (it may still delete the node later, or the session's end
+    will)."""
+    try:
+        within(OP_TIMEOUT_S * 0.8, held.release)
+    except Overran:
+        return {"result": "unknown", "error": "kazoo's release overran its bound"}
+    except KazooException as e:
+        return unknown(e)
     if session["lost"]:
         # kazoo heard from the ensemble that the session expired: its lock node went with it.
         return {"result": "fail", "kind": "not-ours", "error": "the session expired while held"}

@@ -161,24 +161,19 @@ impl NodeLeases {
     /// quorum, so it has ended then. When fewer than a quorum hold it at all, the latest
     /// (`None` when none does: such a round lost the lock, and its answer says so).
     pub fn expires_by(&self) -> Option<u64> {
-        let mut ends: Vec<Option<u64>> = (0..self.gone_by.len())
-            .filter_map(|i| {
-                if self.maybe_late.contains(&i) {
-                    Some(None)
-                } else {
-                    self.gone_by[i].map(Some)
-                }
+        // "For ever" as the latest moment of all.
+        let mut ends: Vec<u64> = (0..self.gone_by.len())
+            .filter_map(|i| match self.maybe_late.contains(&i) {
+                true => Some(u64::MAX),
+                false => self.gone_by[i],
             })
             .collect();
-        // Latest first, "for ever" before every moment.
-        ends.sort_unstable_by(|a, b| match (a, b) {
-            (None, None) => std::cmp::Ordering::Equal,
-            (None, Some(_)) => std::cmp::Ordering::Less,
-            (Some(_), None) => std::cmp::Ordering::Greater,
-            (Some(a), Some(b)) => b.cmp(a),
-        });
+        ends.sort_unstable_by(|a, b| b.cmp(a));
         let q = quorum(self.gone_by.len());
-        ends.get(q - 1).or(ends.first()).copied().flatten()
+        ends.get(q - 1)
+            .or(ends.first())
+            .copied()
+            .filter(|end| *end != u64::MAX)
     }
 }
 
