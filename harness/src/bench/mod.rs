@@ -248,7 +248,7 @@ pub fn bench(args: &BenchArgs) -> Result<u8> {
     }
     let json = serde_json::to_string(&figures)?;
     if let Some(path) = &args.json {
-        crate::safe_write::replace(path, format!("{json}\n"))?;
+        crate::files::safe_write::replace(path, format!("{json}\n"))?;
     }
     crate::say!("\n{json}");
     Ok(code)

@@ -335,7 +335,7 @@ impl Drop for DockerRuntime {
 /// Containers of lockpick runs on this machine's engine, with their run's prefix; empty when
 /// there is no Docker engine to ask.
 pub fn leftover_containers() -> Vec<(String, String)> {
-    if crate::program::find_program("docker").is_none() {
+    if crate::runtime::program::find_program("docker").is_none() {
         return Vec::new();
     }
     // The label is whatever the container's creator wrote, newlines included: it comes as JSON.

@@ -6,6 +6,7 @@
 
 pub mod docker;
 pub mod netns;
+pub mod program;
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -48,7 +49,7 @@ pub trait Runtime {
 
     /// Finds `program` where `server_command` would run it.
     fn find_program(&self, _node: &Node, program: &str) -> Option<PathBuf> {
-        crate::program::find_program(program)
+        crate::runtime::program::find_program(program)
     }
 
     /// Why a server on `node` cannot run under libfaketime, if it cannot.
