@@ -7,6 +7,7 @@
 mod checker;
 mod clock_shift;
 mod clock_shift_etcd;
+mod clock_shift_row;
 mod gate;
 mod generate;
 mod pipeline;
@@ -31,7 +32,7 @@ struct Figures {
     violations: Option<Vec<violations::ViolationRow>>,
     stability: Option<Vec<stability::StabilityRow>>,
     gate: Option<Vec<gate::GateRow>>,
-    clock_shift: Option<Vec<clock_shift::ClockShiftRow>>,
+    clock_shift: Option<Vec<clock_shift_row::ClockShiftRow>>,
 }
 
 /// Runs the benchmarks asked for; the exit code is 0, or 1 when a stability run was off its

@@ -99,14 +99,20 @@ pub trait RuntimeKind: Sync {
     fn about(&self) -> &'static str;
 
     /// Why this runtime cannot be used on this machine with these images, if it cannot (the run
-    /// stops with exit 254 and this line before anything is created). `server_clock`: a clock
+    /// stops with exit 254 and this line before anything is created). `faketime`: a clock
     /// nemesis will run the servers under libfaketime.
     fn unavailable(
         &self,
         service: &str,
         images: &BTreeMap<String, String>,
-        server_clock: bool,
+        faketime: bool,
     ) -> Option<String>;
+
+    /// Whether a server's own process can be reached by its host pid, so its vDSO can be
+    /// patched through ptrace (clock nemeses on a service whose clock moves that way).
+    fn server_pids_reachable(&self) -> bool {
+        true
+    }
 
     /// Whether the servers run the host's installed programs (else an image's).
     fn servers_from_host(&self) -> bool {
