@@ -20,6 +20,15 @@ pub struct EtcdGateway {
     current: usize,
 }
 
+impl From<reqwest::Error> for WorkloadError {
+    fn from(source: reqwest::Error) -> WorkloadError {
+        WorkloadError::Client {
+            what: "an HTTP client for etcd",
+            source: Box::new(source),
+        }
+    }
+}
+
 impl EtcdGateway {
     /// A client of the members at `endpoints` (`ip:port`), each call bounded by `timeout` unless
     /// it says otherwise.
@@ -86,7 +95,8 @@ pub fn member_names(gateway: &mut EtcdGateway) -> Result<Vec<String>, WorkloadEr
                     .collect()
             })
             .unwrap_or_default()),
-        Outcome::Fail(reason) | Outcome::Info(reason) => Err(WorkloadError::Etcd {
+        Outcome::Fail(reason) | Outcome::Info(reason) => Err(WorkloadError::Unanswered {
+            service: "etcd",
             request: request.to_string(),
             reason,
         }),

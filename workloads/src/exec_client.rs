@@ -45,7 +45,7 @@ pub struct ExecClient {
     watchdog: Option<Watchdog>,
     /// Asks the lock's server for its own count of each granted or extended lease, when it can
     /// be asked (shared with the watchdog that sends `extend`).
-    server_check: Arc<Mutex<Option<ServerCheck>>>,
+    server_check: Arc<Mutex<Option<Box<dyn ServerCheck>>>>,
     /// The library the program named in its first hello (of any start), cut to
     /// [`MAX_LIBRARY_CHARS`].
     library: OnceLock<String>,
@@ -117,7 +117,7 @@ impl ExecClient {
 
     /// The same client, asking `check` for the server's count of the lease after each grant
     /// or extend whose answer reports bounds.
-    pub fn checked_by(self, check: Option<ServerCheck>) -> ExecClient {
+    pub fn checked_by(self, check: Option<Box<dyn ServerCheck>>) -> ExecClient {
         *self.server_check.lock().unwrap_or_else(|e| e.into_inner()) = check;
         self
     }
@@ -130,7 +130,7 @@ impl ExecClient {
 
     /// The server's count of the lease an `ok` answer reports bounds for, if it can be asked.
     fn ask_server(
-        check: &Mutex<Option<ServerCheck>>,
+        check: &Mutex<Option<Box<dyn ServerCheck>>>,
         answer: &Answer,
         clock: &RunClock,
     ) -> Option<ServerLease> {

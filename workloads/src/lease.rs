@@ -14,6 +14,20 @@ use serde::Serialize;
 
 use crate::clock::RunClock;
 
+/// When a lease (a key, a row) the server said was gone in `until_gone_us` (its own count, in
+/// µs), in an answer
+/// received at `completion` (ns on the run clock), has certainly expired: the server read its
+/// clock before it answered, plus 500 ppm of the span for its clock running slower than ours
+/// (the most NTP slews a clock). Shared by every lock whose server counts its leases.
+pub fn expires_by(completion: u64, until_gone_us: u64) -> u64 {
+    completion + until_gone_us * 1_000 + rate_allowance(until_gone_us.div_ceil(1_000))
+}
+
+/// 500 ppm of a span the server counted, in ns.
+pub fn rate_allowance(span_ms: u64) -> u64 {
+    span_ms * 500
+}
+
 /// What the client knows of its lease, in ns on the run clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Lease {

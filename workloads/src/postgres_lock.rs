@@ -13,12 +13,11 @@ use std::time::Duration;
 
 use crate::clock::RunClock;
 use crate::error::WorkloadError;
-use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
+use crate::lease::{expires_by, Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{
     random_value, Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released,
 };
 use crate::postgres_session::PostgresSession;
-use crate::redis_node::expires_by;
 
 /// The table of lease rows, made by the service before any client runs.
 pub const LEASE_TABLE: &str = "CREATE TABLE lockpick_leases (name text PRIMARY KEY, \

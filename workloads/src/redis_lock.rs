@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use crate::clock::RunClock;
 use crate::error::WorkloadError;
-use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
+use crate::lease::{expires_by, Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{
     random_value, Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released,
 };
-use crate::redis_node::{expires_by, RedisNode};
+use crate::redis_node::RedisNode;
 
 pub struct RedisLock {
     node: RedisNode,

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use redis::{from_redis_value, Client, Connection, RedisError, Script, Value};
 
+use crate::error::WorkloadError;
+use crate::lease::{expires_by, rate_allowance};
 use crate::lock_client::Outcome;
 
 /// Deletes the key only if it still holds this client's value: releasing someone else's lock
@@ -83,17 +85,13 @@ else
 end"#
 );
 
-/// When a key the server said was gone in `until_gone_us` (its own count, in µs), in an answer
-/// received at `completion` (ns on the run clock), has certainly expired: the server read its
-/// clock before it answered, plus 500 ppm of the span for its clock running slower than ours
-/// (the most NTP slews a clock).
-pub fn expires_by(completion: u64, until_gone_us: u64) -> u64 {
-    completion + until_gone_us * 1_000 + rate_allowance(until_gone_us.div_ceil(1_000))
-}
-
-/// 500 ppm of a span the server counted, in ns.
-pub fn rate_allowance(span_ms: u64) -> u64 {
-    span_ms * 500
+impl From<RedisError> for WorkloadError {
+    fn from(source: RedisError) -> WorkloadError {
+        WorkloadError::Client {
+            what: "a Redis client",
+            source: Box::new(source),
+        }
+    }
 }
 
 /// What a server said of a key, by its own clock in µs: how long until the key is gone and how

@@ -15,11 +15,11 @@ use std::time::Duration;
 
 use crate::clock::{RunClock, SkewableClock};
 use crate::error::WorkloadError;
-use crate::lease::{Lease, OnRenewal, Renewed, Watchdog};
+use crate::lease::{expires_by, Lease, OnRenewal, Renewed, Watchdog};
 use crate::lock_client::{
     random_value, Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released,
 };
-use crate::redis_node::{expires_by, RedisNode};
+use crate::redis_node::RedisNode;
 
 /// What a release that deleted the key on too few nodes, none of them unanswered, means: no
 /// longer ours only if the nodes that may still hold the key (neither deleted nor answering

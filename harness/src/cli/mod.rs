@@ -92,7 +92,7 @@ impl Fencing {
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Which lock to test.
-    #[arg(long, value_parser = lock_values(), default_value = "redis")]
+    #[arg(long, value_parser = lock_values(), default_value = crate::locks::default_name())]
     pub lock: String,
     /// A short name for an exec lock (`--lock exec:…`), shown instead of its whole command in
     /// the store folder, the report, JUnit and a comparison: 1 to 32 letters, digits, `-`, `_`

@@ -8,7 +8,7 @@ use super::values::{duration_word, service_values};
 #[derive(Args, Debug)]
 pub struct ProtocolCheckArgs {
     /// The service whose real servers the program talks to, as in `--lock exec:<service>:...`.
-    #[arg(long, value_parser = service_values(), default_value = "redis")]
+    #[arg(long, value_parser = service_values(), default_value = crate::locks::exec::default_service())]
     pub service: String,
     /// The lease time the program is given (LOCKPICK_TTL_MS).
     #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = duration_word)]

@@ -25,6 +25,16 @@ pub fn from_file(key: &str, file: &[LockEntry], default: &str) -> Result<Vec<Loc
     Ok(entries)
 }
 
+/// The locks a comparison runs when nothing names them: those whose entry asks for it.
+pub fn default_locks() -> String {
+    let names: Vec<&str> = locks::LOCKS
+        .iter()
+        .filter(|lock| lock.in_default_comparison())
+        .map(|lock| lock.name())
+        .collect();
+    names.join(",")
+}
+
 /// `--locks`: each item the label of one of the file's locks (so a CI job can run the cell of
 /// a named exec lock), else a lock's name as `--lock` takes it.
 pub fn from_flag(text: &str, file: &[LockEntry]) -> Result<Vec<LockEntry>> {
@@ -157,5 +167,11 @@ mod tests {
                 "{entry:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_default_comparison_is_the_locks_whose_entries_ask_for_it() {
+        // What `compare --help` promises: the four locks of distinct designs.
+        assert_eq!(default_locks(), "redis,redlock,etcd,zookeeper");
     }
 }

@@ -25,7 +25,6 @@ struct CellCommand {
 /// Most cells at once: each runs its own servers, clients and namespaces.
 const MAX_PARALLEL: usize = 16;
 
-const DEFAULT_LOCKS: &str = "redis,redlock,etcd,zookeeper";
 const DEFAULT_NEMESES: &str = "none,pause-holder";
 const DEFAULT_FENCING: &str = "on";
 /// A comparison's cells are shorter than a run's default.
@@ -95,7 +94,11 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
     let mut nemesis_names = crate::nemesis::names();
     nemesis_names.push(crate::nemesis::NONE);
     let in_file = |key: &str| format!("{file}: {key}");
-    let file_entries = lock_entries::from_file(&in_file("locks"), &matrix.locks, DEFAULT_LOCKS)?;
+    let file_entries = lock_entries::from_file(
+        &in_file("locks"),
+        &matrix.locks,
+        &lock_entries::default_locks(),
+    )?;
     let file_locks: Vec<String> = file_entries.iter().map(|e| e.label().to_string()).collect();
     let file_fencings = from_file(&in_file("fencing"), &matrix.fencing, DEFAULT_FENCING)?;
     known(&in_file("fencing"), &file_fencings, &fencing_names)?;

@@ -46,27 +46,13 @@ impl FromStr for Shard {
     }
 }
 
-/// How long a cell's services take to start, roughly: what `lockpick bench` measures for each
-/// (one Redis is quick, Redlock starts five, etcd and ZooKeeper elect a leader), in ms.
-fn start_up_ms(lock: &str) -> u64 {
-    let service = lock.strip_prefix("exec:").unwrap_or(lock);
-    if service.starts_with("zookeeper") {
-        6000
-    } else if service.starts_with("etcd") {
-        3000
-    } else if service.starts_with("redlock") {
-        2000
-    } else {
-        1000
-    }
-}
-
-/// A cell's expected time in ms: each repeat's time limit and start-up; an n/a cell runs nothing.
+/// A cell's expected time in ms: each repeat's time limit and its lock's start-up (the lock
+/// entry's word); an n/a cell runs nothing.
 pub fn expected_ms(cell: &PlannedCell) -> u64 {
     match &cell.configs {
         Ok(configs) => configs
             .iter()
-            .map(|c| c.time_limit.as_millis() as u64 + start_up_ms(c.lock.name()))
+            .map(|c| c.time_limit.as_millis() as u64 + c.lock.start_up().as_millis() as u64)
             .sum(),
         Err(_) => 0,
     }

@@ -41,10 +41,12 @@ pub fn choose(
         let Some((service, image)) = word.split_once('=').filter(|(s, i)| {
             catalogue::find(s).is_some() && !i.is_empty() && !i.contains(char::is_whitespace)
         }) else {
+            let example = catalogue::SERVICES[0].name;
             return Err(bad(format!(
                 "--image {word} must be service=image with a service among {} (e.g. \
-                 redis=redis:7.4)",
-                catalogue::names().join(", ")
+                 {example}={})",
+                catalogue::names().join(", "),
+                runtime::docker::default_image(example)
             )));
         };
         images.insert(service.to_string(), image.to_string());

@@ -20,8 +20,11 @@ pub fn choose(
     let mut chosen = BTreeMap::new();
     for word in words {
         let Some((service, path)) = word.split_once('=').filter(|(_, p)| !p.is_empty()) else {
+            let named = word.split('=').next().and_then(catalogue::find);
+            let example = named.unwrap_or(catalogue::SERVICES[0]);
             return Err(bad(format!(
-                "--server-bin {word} must be service=path (e.g. redis=/opt/redis-7.4/redis-server)"
+                "--server-bin {word} must be service=path (e.g. {}={})",
+                example.name, example.server_bin_example
             )));
         };
         let Some(entry) = catalogue::find(service) else {
@@ -86,6 +89,9 @@ mod tests {
     fn an_unknown_service_a_missing_path_and_a_plain_file_are_refused() {
         assert!(refusal(&Netns, &["mysql=/bin/sh"]).contains("not a service"));
         assert!(refusal(&Netns, &["redis"]).contains("service=path"));
+        // The example is the named service's own, else the catalogue's first.
+        assert!(refusal(&Netns, &["zookeeper"]).contains("e.g. zookeeper=/opt/apache-zookeeper"));
+        assert!(refusal(&Netns, &["mysql"]).contains("e.g. redis=/opt/redis"));
         assert!(refusal(&Netns, &["redis=/no/such/redis-server"]).contains("/no/such"));
         assert!(refusal(&Netns, &["etcd=/etc/debian_version"]).contains("not an executable"));
     }

@@ -16,7 +16,6 @@ use std::time::Duration;
 use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::exec_client::ExecClient;
 use lockpick_workloads::exec_clock::{self, ClockAsks};
-use lockpick_workloads::exec_server_check::ServerCheck;
 use lockpick_workloads::LockClient;
 
 use super::{boxed, Capabilities, ClientClockMover, Lock, Support};
@@ -31,6 +30,12 @@ pub fn service_names() -> Vec<&'static str> {
         .filter(|lock| lock.lends_servers())
         .map(|lock| lock.name())
         .collect()
+}
+
+/// The service `protocol-check` and the refusals' examples take when none is named: the first
+/// built-in lock that lends its servers.
+pub fn default_service() -> &'static str {
+    service_names()[0]
 }
 
 /// The longest short name: a grid column and a folder name stay readable.
@@ -108,7 +113,11 @@ fn parse(name: &str) -> Result<Exec, String> {
         .strip_prefix(PREFIX)
         .ok_or_else(|| format!("an exec lock is written {PREFIX}<service>:<command>"))?;
     let (service, command) = rest.split_once(':').ok_or_else(|| {
-        format!("{name} names no command: write {PREFIX}<service>:<command>, as exec:redis:python3 client.py")
+        format!(
+            "{name} names no command: write {PREFIX}<service>:<command>, as {PREFIX}{}:python3 \
+             client.py",
+            default_service()
+        )
     })?;
     let Some(service) = self::service(service) else {
         return Err(format!(
@@ -168,6 +177,10 @@ impl Lock for Exec {
         self.service.service()
     }
 
+    fn start_up(&self) -> Duration {
+        self.service.start_up()
+    }
+
     fn check_ttl(&self, ttl: Duration) -> Result<(), String> {
         self.service.check_ttl(ttl)
     }
@@ -181,13 +194,7 @@ impl Lock for Exec {
     }
 
     fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
-        // One redis-server holds the lock key: its PTTL is the server's word on the lease. The
-        // other services' leases are not yet asked (Redlock's are five counts, etcd's and
-        // ZooKeeper's live in sessions the program's library owns).
-        let check = match (self.service.name(), spec.nodes.first()) {
-            ("redis", Some(node)) => ServerCheck::redis(node, &spec.key, spec.op_timeout()),
-            _ => None,
-        };
+        let check = self.service.server_check(spec);
         let client = ExecClient::new(self.program.clone(), spec).checked_by(check);
         Ok(boxed(match &spec.skew_file {
             Some(skew_file) => client.clock_asked_by(clock_asks(skew_file)),

@@ -19,11 +19,13 @@ mod zookeeper;
 use std::time::Duration;
 
 use lockpick_workloads::client_spec::ClientSpec;
+use lockpick_workloads::exec_server_check::ServerCheck;
 use lockpick_workloads::LockClient;
 
 use crate::service::{LockService, ServiceEntry};
 
-/// Every lock lockpick knows, in the order `--help` and `compare` list them.
+/// Every lock lockpick knows, in the order `--help` and `compare` list them; the first is
+/// `--lock`'s default.
 pub static LOCKS: &[&dyn Lock] = &[
     &redis::Redis,
     &redlock::Redlock,
@@ -33,6 +35,11 @@ pub static LOCKS: &[&dyn Lock] = &[
     &postgres_advisory::PostgresAdvisory,
     &postgres_lease::PostgresLease,
 ];
+
+/// The lock `--lock` takes when none is named: the first of [`LOCKS`].
+pub fn default_name() -> &'static str {
+    LOCKS[0].name()
+}
 
 /// Finds a lock by its name: a built-in one, or `exec:<service>:<command>` (see [`exec`]).
 pub fn find(name: &str) -> Option<&'static dyn Lock> {
@@ -126,6 +133,25 @@ pub trait Lock: Sync {
     /// lock whose servers another entry already lends (rslock runs Redlock's) says no.
     fn lends_servers(&self) -> bool {
         true
+    }
+
+    /// Whether `compare` runs it when neither the matrix nor `--locks` names the locks.
+    fn in_default_comparison(&self) -> bool {
+        false
+    }
+
+    /// Roughly how long its servers take to start, as `lockpick bench` measures it: `compare
+    /// --shard` weighs each cell by it.
+    fn start_up(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+
+    /// A check that asks its server for its count of an exec program's lease (the key named
+    /// `LOCKPICK_KEY`), recorded as `server_lease`; `None` where no one server holds the
+    /// lease to ask (Redlock's are five counts, etcd's and ZooKeeper's live in sessions the
+    /// program's library owns).
+    fn server_check(&self, _spec: &ClientSpec) -> Option<Box<dyn ServerCheck>> {
+        None
     }
 
     /// Refuses a TTL the lock cannot honour, with the reason.

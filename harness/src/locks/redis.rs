@@ -9,7 +9,9 @@ use super::{boxed, Capabilities, Lock, Support};
 use crate::service::redis::RedisService;
 use crate::service::{LockService, ServiceEntry};
 use lockpick_workloads::client_spec::ClientSpec;
+use lockpick_workloads::exec_server_check::ServerCheck;
 use lockpick_workloads::redis_lock::RedisLock;
+use lockpick_workloads::redis_server_check::RedisServerCheck;
 use lockpick_workloads::LockClient;
 
 pub struct Redis;
@@ -46,6 +48,17 @@ impl Lock for Redis {
 
     fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
         Some(ttl)
+    }
+
+    fn in_default_comparison(&self) -> bool {
+        true
+    }
+
+    /// One redis-server holds the lock key: its PTTL is the server's word on the lease.
+    fn server_check(&self, spec: &ClientSpec) -> Option<Box<dyn ServerCheck>> {
+        let node = spec.nodes.first()?;
+        let check = RedisServerCheck::new(node, &spec.key, spec.op_timeout())?;
+        Some(Box::new(check))
     }
 
     fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {

@@ -43,6 +43,15 @@ impl Lock for Redlock {
         Box::new(RedisService::new(5))
     }
 
+    fn in_default_comparison(&self) -> bool {
+        true
+    }
+
+    /// Slower than one server: five servers start.
+    fn start_up(&self) -> Duration {
+        Duration::from_millis(2000)
+    }
+
     fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
         Some(ttl + drift(ttl))
     }

@@ -61,6 +61,15 @@ impl Lock for Zookeeper {
         Ok(())
     }
 
+    fn in_default_comparison(&self) -> bool {
+        true
+    }
+
+    /// Slower than one server: a JVM per member, and an ensemble that elects a leader.
+    fn start_up(&self) -> Duration {
+        Duration::from_millis(6000)
+    }
+
     fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
         // Sessions expire in buckets of one tick.
         Some(ttl + TICK)

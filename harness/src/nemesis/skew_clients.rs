@@ -26,8 +26,8 @@ impl Nemesis for SkewClients {
     }
 
     fn about(&self) -> &'static str {
-        "Skew a random client's own clock by --clock-jump (our Redlock client, or an exec: \
-         client's program)."
+        "Skew a random client's own clock by --clock-jump (a lock whose client reasons with its \
+         own clock, or an exec: client's program)."
     }
 
     fn needs(&self) -> Needs {

@@ -84,9 +84,9 @@ pub fn not_unknown_while_stopped(answer: &Answer, server: &str) -> String {
 }
 
 /// Why no answer within the bound is wrong while the server is stopped.
-pub const LATE_WHILE_STOPPED: &str = "the library retries or waits past the op timeout (redis-py \
-     6 and later retry a timed-out command 3 times by default; ioredis queues and re-sends): \
-     answer unknown at the first timeout, see Pitfalls by library in examples/README.md";
+pub const LATE_WHILE_STOPPED: &str = "the library retries or waits past the op timeout (several \
+     retry a timed-out command by default, or queue it and re-send it on reconnection): answer \
+     unknown at the first timeout, see Pitfalls by library in examples/README.md";
 
 /// Why no answer within the bound is wrong while the server answers.
 pub const LATE_WHILE_UP: &str = "the server answers, so the program waits on itself or its \

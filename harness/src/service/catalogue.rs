@@ -32,6 +32,8 @@ pub struct ServiceEntry {
     /// One line: what its servers are.
     pub about: &'static str,
     pub server_bin: ServerBinForm,
+    /// A path `--server-bin` could name for it, shown in the flag's refusals.
+    pub server_bin_example: &'static str,
     /// Whether its servers' clocks can be moved (and why not): clock nemeses consult it.
     pub server_clock: Support,
     /// How they are moved, when they can be.

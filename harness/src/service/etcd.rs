@@ -24,6 +24,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_bin: ServerBinForm::Executable,
     // A Go program calls the vDSO itself, without libc: libfaketime cannot reach it, a
     // patched vDSO can.
+    server_bin_example: "/opt/etcd-v3.5.17/etcd",
     server_clock: Support::Yes,
     clock_mover: super::catalogue::ClockMover::Vdso,
 };

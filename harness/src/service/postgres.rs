@@ -48,6 +48,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     },
     // A C program reading the time through libc: it runs under libfaketime, as redis-server
     // does, and its backends (forked, not exec'd) share the postmaster's clock file.
+    server_bin_example: "/usr/lib/postgresql/16/bin",
     server_clock: Support::Yes,
     clock_mover: super::catalogue::ClockMover::Faketime,
 };

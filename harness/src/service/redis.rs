@@ -17,6 +17,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     about: "Debian's redis-server, one per node, without persistence",
     server_bin: ServerBinForm::Executable,
     // redis-server reads the time through libc: it runs under libfaketime.
+    server_bin_example: "/opt/redis-7.4/redis-server",
     server_clock: Support::Yes,
     clock_mover: super::catalogue::ClockMover::Faketime,
 };

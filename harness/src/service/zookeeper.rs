@@ -41,6 +41,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     // Its JVM ran 7 times slower under libfaketime (3.4 s instead of 0.5 s to start one
     // server; three lost their elections): its running vDSO is patched instead, which costs
     // nothing until a clock moves.
+    server_bin_example: "/opt/apache-zookeeper-3.9.2-bin",
     server_clock: Support::Yes,
     clock_mover: super::catalogue::ClockMover::Vdso,
 };
