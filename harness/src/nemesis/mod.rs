@@ -30,6 +30,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
 
 pub use context::{Context, Holder};
 pub use needs::Needs;
@@ -84,15 +85,32 @@ pub enum Trigger {
     Read,
 }
 
-/// The run's knobs that shape faults, as the configuration validated them.
-#[derive(Clone, Debug)]
+/// The run's knobs that shape faults, as the configuration checked them from the
+/// [fault flags](crate::cli::FaultFlags). The run's config.json records them beside its other
+/// parameters (durations in milliseconds).
+#[derive(Clone, Debug, Serialize)]
 pub struct FaultKnobs {
+    /// How long each fault lasts when --fault-duration is given (else twice the TTL, the
+    /// default of most nemeses): see `RunConfig::duration_of`.
+    #[serde(serialize_with = "as_millis")]
+    pub fault_duration: Duration,
+    /// Whether --fault-duration was given; otherwise each nemesis uses its own default.
+    pub fault_duration_given: bool,
+    #[serde(serialize_with = "as_millis")]
+    pub fault_interval: Duration,
+    pub partition_mode: PartitionMode,
+    #[serde(serialize_with = "as_millis")]
     pub clock_jump: Duration,
+    #[serde(serialize_with = "as_millis")]
     pub delay: Duration,
     pub loss: u8,
-    pub partition_mode: PartitionMode,
     /// No client process starts after this (ns since the run began): a replacement gets it.
+    #[serde(skip)]
     pub client_deadline_ns: u64,
+}
+
+fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis() as u64)
 }
 
 /// One kind of fault. Contract: `begin` records the fault's start (through

@@ -214,6 +214,9 @@ impl Bench {
 
 fn knobs() -> FaultKnobs {
     FaultKnobs {
+        fault_duration: Duration::from_secs(2),
+        fault_duration_given: false,
+        fault_interval: Duration::from_secs(1),
         clock_jump: Duration::from_secs(2),
         delay: Duration::from_secs(2),
         loss: 30,
