@@ -117,7 +117,7 @@ pub fn check_replay(
                 )));
             }
         }
-        let kind = entry.targets();
+        let kind = entry.aim().targets();
         let fits = |name: &String| match kind {
             Targets::Servers => nodes.is_server(name),
             Targets::Clients => nodes.is_client(name),
