@@ -33,7 +33,8 @@ pub fn environment(file: &Path) -> Vec<(String, String)> {
 /// Sets the server's clock to true time plus `offset_ms` (negative: behind). Written to a new file and renamed, so the server never reads half a line.
 pub fn set_offset(file: &Path, offset_ms: i64) -> Result<()> {
     let text = format!("{:+.3}\n", offset_ms as f64 / 1000.0);
-    crate::safe_write::replace(file, text).with_context(|| format!("cannot replace {file:?}"))
+    crate::files::safe_write::replace(file, text)
+        .with_context(|| format!("cannot replace {file:?}"))
 }
 
 /// Where a run lists the pids of its servers under libfaketime.
@@ -46,7 +47,7 @@ fn registry(scratch: &Path) -> PathBuf {
 /// process is killed).
 pub fn register(scratch: &Path, pid: nix::unistd::Pid) -> Result<()> {
     use std::io::Write;
-    let mut file = crate::safe_write::append(&registry(scratch))?;
+    let mut file = crate::files::safe_write::append(&registry(scratch))?;
     writeln!(file, "{pid}")?;
     Ok(())
 }

@@ -11,10 +11,11 @@ use clap::Parser;
 
 use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
-use lockpick::terminal_text::neutral;
+use lockpick::report::summary;
+use lockpick::text::stdout;
+use lockpick::text::terminal::neutral;
 use lockpick::{
-    bench, clean, client, compare, protocol_check, report, resource, run, say, shrink, store,
-    summary, tell, terminal,
+    bench, clean, client, compare, protocol_check, report, resource, run, say, shrink, store, tell,
 };
 
 const EXIT_BAD_INPUT: u8 = 254;
@@ -54,7 +55,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let config = RunConfig::from_args(&args, std::env::args().collect())?;
             let interrupt = interrupt_on_signals()?;
             let finished = run::run(&config, interrupt)?;
-            terminal::print(&neutral(&summary::render(&finished.results)));
+            stdout::print(&neutral(&summary::render(&finished.results)));
             say!("  store: {}", finished.dir.display());
             if finished.results.valid == lockpick_checkers::Validity::Invalid {
                 say!(
@@ -144,7 +145,7 @@ fn check(args: &CheckArgs) -> Result<u8> {
     if args.json {
         say!("{}", serde_json::to_string_pretty(&results)?);
     } else {
-        terminal::print(&neutral(&summary::render(&results)));
+        stdout::print(&neutral(&summary::render(&results)));
         if !results.incomplete.is_empty() {
             let shown: Vec<String> = results
                 .incomplete

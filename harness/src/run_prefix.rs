@@ -129,7 +129,7 @@ impl RunPrefix {
         lock.write_all(me.record().as_bytes())
             .with_context(|| format!("cannot write {:?}", self.lock_path))?;
         let record = controller_path(&self.name);
-        crate::safe_write::write_new(&record, me.record())
+        crate::files::safe_write::write_new(&record, me.record())
             .with_context(|| format!("cannot write {record:?}"))
     }
 
@@ -168,8 +168,8 @@ pub fn made_path(prefix: &str) -> PathBuf {
 /// Notes, before making it, that the run of `prefix` makes `what` (`namespace lkp…-n1`).
 pub fn record_made(prefix: &str, what: &str) -> Result<()> {
     let path = made_path(prefix);
-    let mut record =
-        crate::safe_write::append(&path).with_context(|| format!("cannot write {path:?}"))?;
+    let mut record = crate::files::safe_write::append(&path)
+        .with_context(|| format!("cannot write {path:?}"))?;
     writeln!(record, "{what}").with_context(|| format!("cannot write {path:?}"))
 }
 

@@ -7,6 +7,8 @@
 //! scheduled as windows in which they are armed; the client they hit is the one holding the
 //! lock when they go off, which the history records.
 
+pub mod check;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -94,7 +96,7 @@ impl Schedule {
 
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)? + "\n";
-        crate::safe_write::replace(path, text)
+        crate::files::safe_write::replace(path, text)
             .with_context(|| format!("cannot write {}", path.display()))
     }
 

@@ -51,7 +51,7 @@ pub fn check_writable(store: &Path, name: &str) -> Result<()> {
             group.display()
         )));
     }
-    if let Some(why) = crate::folder_trust::changeable_by_others(&group) {
+    if let Some(why) = crate::files::folder_trust::changeable_by_others(&group) {
         return Err(bad(format!("--store {shown}: {why}")));
     }
     for link in [store.join("latest"), group.join("latest")] {
@@ -164,7 +164,7 @@ fn fill(store: &Path, name: &str, dir: &Path, files: &[(&str, String)]) -> Resul
     fs::create_dir(&logs).map_err(|e| failed(&logs, e))?;
     for (file, contents) in files {
         let path = dir.join(file);
-        crate::safe_write::write_new(&path, contents).map_err(|e| failed(&path, e))?;
+        crate::files::safe_write::write_new(&path, contents).map_err(|e| failed(&path, e))?;
     }
     let leaf = dir.file_name().expect("has a name");
     point_latest(&store.join(name).join("latest"), Path::new(leaf)).map_err(bad)?;

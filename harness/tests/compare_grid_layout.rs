@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::dom;
 use lockpick::compare::cell::Cell;
-use lockpick::summary_md::Counts;
+use lockpick::report::summary_md::Counts;
 use lockpick_checkers::Validity;
 
 /// A cell for the layout test: drawn, not run (the grid's width depends only on its text).

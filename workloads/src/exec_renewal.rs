@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 
 use crate::clock::RunClock;
-use crate::exec_session::Verdict;
+use crate::exec_answer::Verdict;
 use crate::lease::{after_renewal, Lease, OnRenewal, Renewed};
 
 /// One `renewed` line.

@@ -92,7 +92,7 @@ fn child(history: &Path, parse_only: bool) -> Result<(Measured, String)> {
 /// Measures the checker on a generated history of each size, the faster of `repeats` runs.
 pub fn measure(dir: &Path, sizes: &[(u64, Shape)], repeats: u32) -> Result<Vec<CheckerRow>> {
     let empty = dir.join("empty.jsonl");
-    crate::safe_write::write_new(&empty, "")?;
+    crate::files::safe_write::write_new(&empty, "")?;
     let baseline = child(&empty, false)?.0.peak_bytes;
     let mut rows = Vec::new();
     for &(size, shape) in sizes {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::clock_shift::{evident, row, shifted, ClockShiftRow, Reaped};
+use super::clock_shift_row::{evident, row, shifted, ClockShiftRow, Reaped};
 use crate::scratch::SCRATCH_ROOT;
 use crate::service::http_date;
 

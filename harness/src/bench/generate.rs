@@ -26,7 +26,7 @@ const HOLDS_PER_FAULT: u64 = 2000;
 /// Writes a history of about `lines` lines to `path` and returns how many it wrote.
 pub fn write(path: &Path, lines: u64, shape: Shape) -> Result<u64> {
     let mut out = Lines {
-        out: BufWriter::with_capacity(1 << 20, crate::safe_write::create_new(path)?),
+        out: BufWriter::with_capacity(1 << 20, crate::files::safe_write::create_new(path)?),
         index: 0,
     };
     out.line(

@@ -7,6 +7,7 @@
 mod checker;
 mod clock_shift;
 mod clock_shift_etcd;
+mod clock_shift_row;
 mod gate;
 mod generate;
 mod pipeline;
@@ -31,7 +32,7 @@ struct Figures {
     violations: Option<Vec<violations::ViolationRow>>,
     stability: Option<Vec<stability::StabilityRow>>,
     gate: Option<Vec<gate::GateRow>>,
-    clock_shift: Option<Vec<clock_shift::ClockShiftRow>>,
+    clock_shift: Option<Vec<clock_shift_row::ClockShiftRow>>,
 }
 
 /// Runs the benchmarks asked for; the exit code is 0, or 1 when a stability run was off its
@@ -248,7 +249,7 @@ pub fn bench(args: &BenchArgs) -> Result<u8> {
     }
     let json = serde_json::to_string(&figures)?;
     if let Some(path) = &args.json {
-        crate::safe_write::replace(path, format!("{json}\n"))?;
+        crate::files::safe_write::replace(path, format!("{json}\n"))?;
     }
     crate::say!("\n{json}");
     Ok(code)

@@ -90,7 +90,7 @@ impl Cluster {
     }
 
     fn write_skew_line(&self, slot: &str, line: &str) -> Result<()> {
-        crate::safe_write::replace(&self.skew_file(slot), format!("{line}\n"))
+        crate::files::safe_write::replace(&self.skew_file(slot), format!("{line}\n"))
             .context("cannot write a skew file")
     }
 

@@ -208,7 +208,7 @@ impl Cluster {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(
-                crate::safe_write::create_new(&log)
+                crate::files::safe_write::create_new(&log)
                     .with_context(|| format!("cannot create {log:?}"))?,
             )
             .spawn()

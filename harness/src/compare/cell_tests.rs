@@ -6,7 +6,7 @@ use lockpick_checkers::Validity;
 
 use super::*;
 use crate::compare::matrix::Expectation;
-use crate::summary_md::Counts;
+use crate::report::summary_md::Counts;
 
 fn figures(verdict: Validity, counts: Counts) -> Figures {
     Figures {

@@ -11,7 +11,7 @@ use lockpick_checkers::{Results, Validity};
 use serde::{Deserialize, Serialize};
 
 use super::matrix::Expectation;
-use crate::summary_md::Counts;
+use crate::report::summary_md::Counts;
 
 /// What a finished cell's run showed.
 #[derive(Clone, Debug, Serialize, Deserialize)]

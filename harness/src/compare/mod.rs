@@ -41,8 +41,8 @@ use lockpick_checkers::model;
 
 use crate::cli::CompareArgs;
 use crate::config::RunConfig;
+use crate::report::summary_md::{self, Counts};
 use crate::run;
-use crate::summary_md::{self, Counts};
 use cell::{Cell, Figures, Judgement, Outcome};
 use links::Links;
 pub use merge::merge;

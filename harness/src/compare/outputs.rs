@@ -105,7 +105,7 @@ pub fn table_markdown(cells: &[Cell], seed: u64, gate: &str) -> String {
     for cell in super::state::by_state(cells) {
         let cells: Vec<String> = row(cell)
             .iter()
-            .map(|c| crate::markdown_text::escape(c))
+            .map(|c| crate::text::markdown::escape(c))
             .collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }

@@ -13,7 +13,7 @@ use super::shard_record::ShardPart;
 use super::state::Tally;
 use super::{junit, page, summary};
 use crate::report;
-use crate::summary_md;
+use crate::report::summary_md;
 
 /// What a comparison's outputs say besides its cells.
 pub struct Comparison<'a> {
@@ -123,11 +123,14 @@ pub fn write(
     for note in &notes {
         table.push_str(&format!("\n{note}\n"));
     }
-    crate::safe_write::replace(&dir.join(TABLE), &table)?;
+    crate::files::safe_write::replace(&dir.join(TABLE), &table)?;
     let page = page::render(cells, seed, &dir, &notes, c.interrupted);
-    crate::safe_write::replace(&dir.join(GRID), page)?;
+    crate::files::safe_write::replace(&dir.join(GRID), page)?;
     let xml = junit::render(cells, seed, &dir).context("cannot render junit.xml")?;
-    crate::safe_write::replace(&dir.join(report::JUNIT), crate::xml_chars::well_formed(xml))?;
+    crate::files::safe_write::replace(
+        &dir.join(report::JUNIT),
+        crate::text::xml::well_formed(xml),
+    )?;
     let stored = outputs::Stored {
         seed,
         matrix: c.from_matrix,
@@ -136,7 +139,7 @@ pub fn write(
         cells,
         shard: c.shard,
     };
-    crate::safe_write::replace(
+    crate::files::safe_write::replace(
         &dir.join(JSON),
         serde_json::to_string_pretty(&stored)? + "\n",
     )?;
@@ -144,10 +147,10 @@ pub fn write(
     if publish_summary {
         summary_md::publish(&dir, &summary)?;
     } else {
-        crate::safe_write::replace(&dir.join(summary_md::SUMMARY), summary)?;
+        crate::files::safe_write::replace(&dir.join(summary_md::SUMMARY), summary)?;
     }
     report::write_index(c.store)?;
-    crate::terminal::print(&table);
+    crate::text::stdout::print(&table);
     for c in cells {
         match &c.judgement {
             Judgement::Broken(why) => crate::say!("NOT AS EXPECTED: {}: {why}", c.name),

@@ -135,7 +135,7 @@ pub fn tally(shown: Validity, repeats: &[Repeat]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary_md::Counts;
+    use crate::report::summary_md::Counts;
     use std::time::Duration;
 
     fn run(verdict: Validity, seed: u64) -> Figures {

@@ -11,8 +11,8 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::bad_input::BadInput;
 use crate::report;
+use crate::report::summary_md::{self, SUMMARY};
 use crate::store::{COMPARE_GRID, COMPARE_JSON, COMPARE_TABLE};
-use crate::summary_md::{self, SUMMARY};
 
 /// Copies the comparison's outputs from its folder `from` into `to`: real files (never a link,
 /// and never written through one), so that a CI artifact upload (which copies the store's
@@ -28,7 +28,7 @@ pub fn copy(from: &Path, to: &Path) -> Result<()> {
     ] {
         let text = std::fs::read(from.join(file))
             .with_context(|| format!("--report-to: cannot read {file}"))?;
-        crate::safe_write::replace(&to.join(file), text)
+        crate::files::safe_write::replace(&to.join(file), text)
             .with_context(|| format!("--report-to {}: cannot write {file}", to.display()))?;
     }
     Ok(())
@@ -69,7 +69,7 @@ pub fn failed(to: &Path, matrix: Option<&Path>, error: &anyhow::Error) -> Result
     suite.add_test_case(TestCase::new(format!("the comparison of {what}"), status));
     report.add_test_suite(suite);
     let xml = super::junit::to_schema(&report.to_string()?)?;
-    crate::safe_write::replace(&to.join(report::JUNIT), xml)
+    crate::files::safe_write::replace(&to.join(report::JUNIT), xml)
         .with_context(|| format!("--report-to {}: cannot write junit.xml", to.display()))?;
     Ok(())
 }

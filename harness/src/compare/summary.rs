@@ -19,7 +19,7 @@ use super::shrink_cells::{confirmed_words, CellShrink};
 use super::state::{by_state, State, Tally};
 use crate::report;
 use crate::report::counts::FIGURES;
-use crate::summary_md::Counts;
+use crate::report::summary_md::Counts;
 
 /// The most characters a summary has.
 pub const LIMIT: usize = 60_000;
@@ -182,7 +182,7 @@ impl Summary<'_> {
         let link = (self.links.to(path)).map_or(String::new(), |l| {
             format!(
                 " ([{}]({l}))",
-                one_line(&crate::markdown_text::escape(&name))
+                one_line(&crate::text::markdown::escape(&name))
             )
         });
         (within, link)
@@ -194,7 +194,7 @@ impl Summary<'_> {
         let Some(f) = c.figures() else {
             return;
         };
-        let code = crate::markdown_text::code;
+        let code = crate::text::markdown::code;
         if f.command.len() >= 2 {
             let (schedule, link) = self.file(&f.dir.join(crate::store::SCHEDULE));
             let command = crate::shrink::reproduce_command(&f.command, &schedule);
@@ -236,7 +236,7 @@ impl Summary<'_> {
                     shrunk.seconds,
                     shrunk.stopped.as_ref().map_or(String::new(), |why| format!(
                         " (stopped early: {})",
-                        one_line(&crate::markdown_text::escape(why))
+                        one_line(&crate::text::markdown::escape(why))
                     )),
                     code(&shell_words::join(&command))
                 );
@@ -245,7 +245,7 @@ impl Summary<'_> {
                 let _ = writeln!(
                     item,
                     "  - not shrunk: {}",
-                    one_line(&crate::markdown_text::escape(why))
+                    one_line(&crate::text::markdown::escape(why))
                 );
             }
             None => {}

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use super::{names, schedule_check, RunConfig};
+use super::{names, RunConfig};
 use crate::bad_input::bad;
 use crate::cli::RunArgs;
 use crate::locks;
 use crate::nemesis::window::Shape;
 use crate::nemesis::{Needs, Nemesis};
-use crate::schedule::{Plan, Schedule};
+use crate::schedule::{self, Plan, Schedule};
 
 impl RunConfig {
     /// The nemesis part of the run's name: `none`, or the nemeses joined by `+`.
@@ -48,7 +48,7 @@ impl RunConfig {
     /// nothing.
     pub(super) fn check_plan(&self, args: &RunArgs) -> anyhow::Result<()> {
         let durations: Vec<Duration> = self.nemeses.iter().map(|n| self.duration_of(*n)).collect();
-        schedule_check::refuse_runaway(
+        schedule::check::refuse_runaway(
             args,
             &durations,
             self.heal_at(),

@@ -19,8 +19,7 @@ use crate::cli::{Fencing, RunArgs, Until};
 use crate::locks::{self, Lock};
 use crate::nemesis::{self, FaultKnobs, Needs, Nemesis};
 use crate::runtime::RuntimeKind;
-use crate::schedule::Schedule;
-use crate::schedule_check;
+use crate::schedule::{self, Schedule};
 
 /// Everything a run needs, checked. Defaults are documented on the flags in `cli`.
 #[derive(Clone, Debug, Serialize)]
@@ -222,7 +221,7 @@ impl RunConfig {
                     names(&replayed)
                 )));
             }
-            schedule_check::check_replay(path, &schedule, lock, args.clients, time_limit - quiet)?;
+            schedule::check::check_replay(path, &schedule, lock, args.clients, time_limit - quiet)?;
             nemeses = replayed;
         }
         for n in &nemeses {

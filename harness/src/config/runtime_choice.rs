@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::server_bin;
 use crate::bad_input::bad;
 use crate::runtime::{self, RuntimeKind};
-use crate::service::catalogue;
+use crate::service::catalogue::{self, ClockMover};
 
 /// Where a run's nodes live and which servers they run.
 pub struct RuntimeChoice {
@@ -51,7 +51,16 @@ pub fn choose(
     }
     // Before the machine is asked: a flag this runtime cannot take is the line to show.
     let server_bins = server_bin::choose(kind, server_bin_flags)?;
-    if let Some(why) = kind.unavailable(service, &images, server_clock) {
+    let mover = catalogue::find(service).map(|s| s.clock_mover);
+    if server_clock && mover == Some(ClockMover::Vdso) && !kind.server_pids_reachable() {
+        return Err(bad(format!(
+            "--nemesis: clock nemeses on {service}'s servers need --runtime netns: their clocks \
+             move by patching the server process's vDSO through ptrace, which needs the \
+             server's own pid (with --runtime {name} it runs out of reach)"
+        )));
+    }
+    let faketime = server_clock && mover == Some(ClockMover::Faketime);
+    if let Some(why) = kind.unavailable(service, &images, faketime) {
         return Err(bad(why));
     }
     Ok(RuntimeChoice {

@@ -31,7 +31,7 @@ pub struct HistoryLog {
 
 impl HistoryLog {
     pub fn create(path: &Path) -> Result<HistoryLog> {
-        let file = crate::safe_write::create_new(path)
+        let file = crate::files::safe_write::create_new(path)
             .with_context(|| format!("cannot create {path:?}"))?;
         Ok(HistoryLog {
             out: BufWriter::with_capacity(1 << 16, file),

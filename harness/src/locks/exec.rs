@@ -208,7 +208,7 @@ fn clock_asks(skew_file: &std::path::Path) -> ClockAsks {
         skew_file.to_path_buf(),
         Box::new(move |reading| {
             let text = serde_json::to_string(reading).expect("a reading serialises");
-            if let Err(e) = crate::safe_write::replace(&to, format!("{text}\n")) {
+            if let Err(e) = crate::files::safe_write::replace(&to, format!("{text}\n")) {
                 eprintln!("cannot write {}: {e}", to.display());
             }
         }),

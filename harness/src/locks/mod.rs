@@ -81,7 +81,7 @@ pub fn names() -> Vec<&'static str> {
     LOCKS.iter().map(|lock| lock.name()).collect()
 }
 
-pub use crate::support::Support;
+pub use crate::service::support::Support;
 
 /// What a lock is and can do: what a nemesis checks before it agrees to run against it.
 #[derive(Clone, Copy, Debug)]

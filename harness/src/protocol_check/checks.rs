@@ -128,7 +128,7 @@ impl Checks<'_> {
         };
         crate::say!(
             "{}",
-            crate::terminal_text::neutral(&format!("  {}  {check}: {detail}", outcome.word()))
+            crate::text::terminal::neutral(&format!("  {}  {check}: {detail}", outcome.word()))
         );
         self.findings.push(Finding {
             check,

@@ -95,7 +95,7 @@ impl CheckConfig {
 fn check_program(name: &str) -> Result<()> {
     let found = match name.contains('/') {
         true => Path::new(name).is_file(),
-        false => !name.is_empty() && crate::program::find_program(name).is_some(),
+        false => !name.is_empty() && crate::runtime::program::find_program(name).is_some(),
     };
     match found {
         true => Ok(()),
@@ -119,7 +119,7 @@ pub fn protocol_check(args: &ProtocolCheckArgs, interrupt: &AtomicBool) -> Resul
     crate::tell!(
         "lockpick protocol-check: `{}` against {} ({} at {}), TTL {} ms, op timeout {} ms (run \
          {})",
-        crate::terminal_text::neutral(&shell_words::join(&config.program)),
+        crate::text::terminal::neutral(&shell_words::join(&config.program)),
         config.service.name(),
         testbed.server_program,
         testbed.endpoints.join(", "),

@@ -20,6 +20,8 @@ mod human_units;
 mod index;
 mod junit;
 mod page;
+pub mod summary;
+pub mod summary_md;
 mod svg;
 mod timeline;
 mod violations;
@@ -31,7 +33,8 @@ use anyhow::{Context, Result};
 use lockpick_checkers::model::Model;
 use lockpick_checkers::Results;
 
-use crate::{safe_write, store};
+use crate::files::safe_write;
+use crate::store;
 pub use facts::RunFacts;
 pub use history_facts::HistoryFacts;
 
@@ -77,7 +80,7 @@ pub fn write_run_reports(dir: &Path, loaded: &Loaded) -> Result<()> {
     let html = page::render_model(&loaded.model, results, &facts, command.trim());
     safe_write::replace(&dir.join(REPORT), html).context("cannot write the report")?;
     let xml = junit::junit(results, &facts).context("cannot render junit.xml")?;
-    safe_write::replace(&dir.join(JUNIT), crate::xml_chars::well_formed(xml))
+    safe_write::replace(&dir.join(JUNIT), crate::text::xml::well_formed(xml))
         .context("cannot write junit.xml")?;
     Ok(())
 }

@@ -17,7 +17,7 @@ use crate::children::{Event, Role};
 use crate::cluster::Cluster;
 use crate::config::RunConfig;
 use crate::history_log::{Abandoned, Follower, HistoryLog};
-use crate::scheduler::{Scheduler, Stage};
+use crate::run::scheduler::{Scheduler, Stage};
 
 /// Everything a running test holds. Dropping it stops every process and removes every node,
 /// in that order, whatever happened before.

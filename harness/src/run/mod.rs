@@ -12,6 +12,7 @@ mod decided;
 mod events;
 mod preflight;
 mod progress;
+pub mod scheduler;
 mod setup;
 
 use std::collections::BTreeMap;
@@ -121,12 +122,12 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         },
         results: &loaded.results,
     };
-    crate::safe_write::write_new(
+    crate::files::safe_write::write_new(
         &dir.join(store::RESULTS),
         serde_json::to_string_pretty(&run_results)? + "\n",
     )?;
     crate::report::write_run_reports(&dir, &loaded)?;
-    crate::summary_md::write_run(&dir, config, &loaded.results)?;
+    crate::report::summary_md::write_run(&dir, config, &loaded.results)?;
     crate::report::write_index(&config.store)?;
     Ok(Finished {
         dir,

@@ -23,10 +23,10 @@ use crate::config::RunConfig;
 use crate::firewall;
 use crate::history_log::HistoryLog;
 use crate::nemesis::window::RESOURCE_NODE;
+use crate::run::scheduler::Scheduler;
 use crate::run_prefix::RunPrefix;
 use crate::runtime::{Node, Runtime, RuntimeSettings};
 use crate::schedule::Schedule;
-use crate::scheduler::Scheduler;
 use crate::scratch::Scratch;
 use crate::service::catalogue::ClockMover;
 use crate::service::ServiceSetup;
@@ -170,7 +170,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(
-            crate::safe_write::create_new(&resource_log)
+            crate::files::safe_write::create_new(&resource_log)
                 .with_context(|| format!("cannot create {resource_log:?}"))?,
         )
         .spawn()

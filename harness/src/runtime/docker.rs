@@ -65,17 +65,8 @@ impl RuntimeKind for Docker {
         &self,
         service: &str,
         images: &BTreeMap<String, String>,
-        server_clock: bool,
+        faketime: bool,
     ) -> Option<String> {
-        let patched = crate::service::catalogue::find(service)
-            .is_some_and(|s| s.clock_mover == crate::service::catalogue::ClockMover::Vdso);
-        if server_clock && patched {
-            return Some(format!(
-                "--nemesis: clock nemeses on {service}'s servers need --runtime netns: their \
-                 clocks move by patching the server process's vDSO through ptrace, which needs \
-                 the server's own pid (in a container it runs behind docker)"
-            ));
-        }
         if let Err(why) = docker(&["info", "--format", "{{.ServerVersion}}"]) {
             return Some(format!(
                 "--runtime docker needs a running Docker engine: {why:#} (install Debian's \
@@ -95,7 +86,7 @@ impl RuntimeKind for Docker {
                 ));
             }
         }
-        if server_clock {
+        if faketime {
             // The host's libfaketime is mounted in: it needs a glibc as new as the host's, which
             // brings the malloc that works under it.
             let malloc = crate::faketime::GLIBC_MALLOC;
@@ -126,6 +117,11 @@ impl RuntimeKind for Docker {
 
     /// A client runs behind `docker exec`: its program is no child of the process started.
     fn client_programs_reachable(&self) -> bool {
+        false
+    }
+
+    fn server_pids_reachable(&self) -> bool {
+        // A server runs behind docker, in the container's pid namespace.
         false
     }
 
@@ -335,7 +331,7 @@ impl Drop for DockerRuntime {
 /// Containers of lockpick runs on this machine's engine, with their run's prefix; empty when
 /// there is no Docker engine to ask.
 pub fn leftover_containers() -> Vec<(String, String)> {
-    if crate::program::find_program("docker").is_none() {
+    if crate::runtime::program::find_program("docker").is_none() {
         return Vec::new();
     }
     // The label is whatever the container's creator wrote, newlines included: it comes as JSON.

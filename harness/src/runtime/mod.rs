@@ -6,6 +6,7 @@
 
 pub mod docker;
 pub mod netns;
+pub mod program;
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -48,7 +49,7 @@ pub trait Runtime {
 
     /// Finds `program` where `server_command` would run it.
     fn find_program(&self, _node: &Node, program: &str) -> Option<PathBuf> {
-        crate::program::find_program(program)
+        crate::runtime::program::find_program(program)
     }
 
     /// Why a server on `node` cannot run under libfaketime, if it cannot.
@@ -98,14 +99,20 @@ pub trait RuntimeKind: Sync {
     fn about(&self) -> &'static str;
 
     /// Why this runtime cannot be used on this machine with these images, if it cannot (the run
-    /// stops with exit 254 and this line before anything is created). `server_clock`: a clock
+    /// stops with exit 254 and this line before anything is created). `faketime`: a clock
     /// nemesis will run the servers under libfaketime.
     fn unavailable(
         &self,
         service: &str,
         images: &BTreeMap<String, String>,
-        server_clock: bool,
+        faketime: bool,
     ) -> Option<String>;
+
+    /// Whether a server's own process can be reached by its host pid, so its vDSO can be
+    /// patched through ptrace (clock nemeses on a service whose clock moves that way).
+    fn server_pids_reachable(&self) -> bool {
+        true
+    }
 
     /// Whether the servers run the host's installed programs (else an image's).
     fn servers_from_host(&self) -> bool {

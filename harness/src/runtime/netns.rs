@@ -35,7 +35,7 @@ impl RuntimeKind for Netns {
         &self,
         _service: &str,
         images: &std::collections::BTreeMap<String, String>,
-        _server_clock: bool,
+        _faketime: bool,
     ) -> Option<String> {
         (!images.is_empty()).then(|| "--image needs --runtime docker".to_string())
     }

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::support::Support;
+use crate::service::support::Support;
 
 /// How `--server-bin` names another build of a service's server.
 #[derive(Clone, Copy, Debug)]

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::ServiceSetup;
 use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
 use crate::runtime::{Node, Runtime};
-use crate::support::Support;
+use crate::service::support::Support;
 
 pub const CLIENT_PORT: u16 = 2379;
 pub const PEER_PORT: u16 = 2380;

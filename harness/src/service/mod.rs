@@ -5,6 +5,7 @@ pub mod etcd;
 pub mod http_date;
 pub mod postgres;
 pub mod redis;
+pub mod support;
 pub mod zookeeper;
 
 use std::collections::BTreeMap;
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-pub use crate::program::find_program;
+pub use crate::runtime::program::find_program;
 pub use catalogue::{ServerBinForm, ServiceEntry, SERVICES};
 
 use crate::children::Children;
@@ -120,7 +121,7 @@ impl Launch {
     }
 
     pub fn spawn(&self, runtime: &dyn Runtime) -> Result<std::process::Child> {
-        let log = crate::safe_write::append(&self.log)
+        let log = crate::files::safe_write::append(&self.log)
             .with_context(|| format!("cannot open {}", self.log.display()))?;
         let launch = self.as_user()?;
         runtime

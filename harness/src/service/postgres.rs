@@ -19,7 +19,7 @@ use lockpick_workloads::postgres_session::PostgresSession;
 use super::ServiceSetup;
 use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
 use crate::runtime::{Node, Runtime};
-use crate::support::Support;
+use crate::service::support::Support;
 
 pub const PORT: u16 = 5432;
 /// The user PostgreSQL runs as (made by Debian's postgresql-common).
@@ -124,7 +124,8 @@ impl LockService for PostgresService {
             None => installed_bin().context("no PostgreSQL server under /usr/lib/postgresql")?,
         };
         self.bin = Some(bin.clone());
-        let setpriv = crate::program::find_program("setpriv").context("setpriv is missing")?;
+        let setpriv =
+            crate::runtime::program::find_program("setpriv").context("setpriv is missing")?;
         let user = nix::unistd::User::from_name(USER)
             .ok()
             .flatten()
@@ -139,7 +140,7 @@ impl LockService for PostgresService {
             initdb(&setpriv, &bin, &dir, &log)?;
             // Any client of the run's private network may connect: it has no route out.
             let hba = setup.scratch.join(format!("pg_hba-{}.conf", node.name));
-            crate::safe_write::write_new(
+            crate::files::safe_write::write_new(
                 &hba,
                 "local all all trust\nhost all all 0.0.0.0/0 trust\n",
             )?;
@@ -222,7 +223,7 @@ const SETTINGS: &[&str] = &[
 const AS_USER: [&str; 6] = ["--reuid", USER, "--regid", USER, "--init-groups", "--"];
 
 fn initdb(setpriv: &Path, bin: &Path, dir: &Path, log: &Path) -> Result<()> {
-    let out = crate::safe_write::append(log)?;
+    let out = crate::files::safe_write::append(log)?;
     let status = Command::new(setpriv)
         .args(AS_USER)
         .arg(bin.join("initdb"))

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use super::ServiceSetup;
 use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
 use crate::runtime::{Node, Runtime};
-use crate::support::Support;
+use crate::service::support::Support;
 
 pub const PORT: u16 = 6379;
 

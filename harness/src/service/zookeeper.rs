@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 
 use super::{Launch, LockService, Requirement, ServerBinForm, ServiceEntry, ServiceSetup};
 use crate::runtime::{Node, Runtime};
-use crate::support::Support;
+use crate::service::support::Support;
 
 pub const CLIENT_PORT: u16 = 2181;
 /// Debian's install folder: its `zookeeper.jar` names the jars it needs.
@@ -155,9 +155,9 @@ impl LockService for ZookeeperService {
         for (i, node) in setup.nodes.iter().enumerate() {
             let dir = setup.scratch.join(format!("zookeeper-{}", node.name));
             fs::create_dir_all(dir.join("data"))?;
-            crate::safe_write::write_new(&dir.join("data/myid"), format!("{}\n", i + 1))?;
+            crate::files::safe_write::write_new(&dir.join("data/myid"), format!("{}\n", i + 1))?;
             let config = dir.join("zoo.cfg");
-            crate::safe_write::write_new(
+            crate::files::safe_write::write_new(
                 &config,
                 format!(
                     "tickTime={TICK_MS}\ninitLimit=20\nsyncLimit=10\ndataDir={}\n\

@@ -188,7 +188,7 @@ pub fn shrink_run(request: &Request, interrupt: Arc<AtomicBool>) -> Result<Shrun
     )?;
     let config = RunConfig::from_args(&run_args, words)?;
     crate::run::preflight(&config)?;
-    crate::summary_md::runs_publish_step_summary(false);
+    crate::report::summary_md::runs_publish_step_summary(false);
     let dir = create_shrink_dir(store)?;
     let budget = request.budget;
     eprintln!(
@@ -363,7 +363,7 @@ fn write_outputs(
         dir.join(SHRUNK_RUN).display(),
         shown_run.display()
     );
-    print!("{}", crate::summary::render(&results));
+    print!("{}", crate::report::summary::render(&results));
     println!("  replay: {command}");
     println!("  written to {}", dir.display());
     Ok(Shrunk {

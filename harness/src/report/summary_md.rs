@@ -79,10 +79,10 @@ fn gate_mark(gate: &Gate) -> &'static str {
 /// Foreign text, cut to its first `STORY_CHARS` characters and escaped as markdown text.
 fn shorten(text: &str) -> String {
     if text.chars().count() <= STORY_CHARS {
-        return crate::markdown_text::escape(text);
+        return crate::text::markdown::escape(text);
     }
     let cut: String = text.chars().take(STORY_CHARS).collect();
-    format!("{}…", crate::markdown_text::escape(&cut))
+    format!("{}…", crate::text::markdown::escape(&cut))
 }
 
 fn cell_name(c: &SummaryCell) -> String {
@@ -284,9 +284,10 @@ pub fn runs_publish_step_summary(on: bool) {
 
 /// Writes `summary.md` into `dir` and appends it to `$GITHUB_STEP_SUMMARY` when that is set.
 pub fn publish(dir: &Path, markdown: &str) -> Result<()> {
-    crate::safe_write::replace(&dir.join(SUMMARY), markdown).context("cannot write summary.md")?;
+    crate::files::safe_write::replace(&dir.join(SUMMARY), markdown)
+        .context("cannot write summary.md")?;
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let mut file = crate::safe_write::append(Path::new(&path))
+        let mut file = crate::files::safe_write::append(Path::new(&path))
             .with_context(|| format!("cannot open $GITHUB_STEP_SUMMARY ({path:?})"))?;
         writeln!(file, "{markdown}").context("cannot append to $GITHUB_STEP_SUMMARY")?;
     }
@@ -325,7 +326,8 @@ pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()
     if RUNS_PUBLISH_STEP_SUMMARY.load(Ordering::SeqCst) {
         publish(dir, &markdown)
     } else {
-        crate::safe_write::replace(&dir.join(SUMMARY), markdown).context("cannot write summary.md")
+        crate::files::safe_write::replace(&dir.join(SUMMARY), markdown)
+            .context("cannot write summary.md")
     }
 }
 

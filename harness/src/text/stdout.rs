@@ -18,8 +18,8 @@ pub fn print(text: &str) {
 /// `println!` to standard output that ignores a reader that has gone.
 #[macro_export]
 macro_rules! say {
-    () => { $crate::terminal::print("\n") };
-    ($($arg:tt)*) => { $crate::terminal::print(&format!("{}\n", format_args!($($arg)*))) };
+    () => { $crate::text::stdout::print("\n") };
+    ($($arg:tt)*) => { $crate::text::stdout::print(&format!("{}\n", format_args!($($arg)*))) };
 }
 
 /// Writes `text` as it is to standard error, ignoring a reader that has gone (`2>&1 | head`).
@@ -31,5 +31,5 @@ pub fn print_err(text: &str) {
 /// `eprintln!` that ignores a reader of standard error that has gone.
 #[macro_export]
 macro_rules! tell {
-    ($($arg:tt)*) => { $crate::terminal::print_err(&format!("{}\n", format_args!($($arg)*))) };
+    ($($arg:tt)*) => { $crate::text::stdout::print_err(&format!("{}\n", format_args!($($arg)*))) };
 }
