@@ -12,7 +12,9 @@ use anyhow::{bail, Context, Result};
 use crate::runtime::{Node, Runtime};
 
 /// What a partition does to the packets it stops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum PartitionMode {
     /// Drop the packets: the other side sees timeouts.

@@ -70,7 +70,7 @@ impl Schedule {
                     cuts: Vec::new(),
                     one_way: false,
                 };
-                nemesis.aim(&mut window, plan.shape, &mut rng);
+                nemesis.aim().draw(&mut window, plan.shape, &mut rng);
                 windows.push(window);
                 // A zero gap would never move on: every window advances the clock.
                 start += (duration + quiet(&mut rng)).max(1);

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::values::duration_word;
+use super::FaultFlags;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -94,8 +95,10 @@ pub struct CompareArgs {
 /// `[knobs]` in a matrix file. Each is passed to the cell's `lockpick run` parser as whole
 /// words, so each is checked there exactly as a run checks it; unset ones take the run's
 /// defaults (the time limit is 10s in a comparison).
+///
+/// A matrix file's table reads key by key (`knob_table`): these derives read its own fields.
 #[derive(Args, Debug, Clone, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(remote = "Self", deny_unknown_fields, rename_all = "kebab-case")]
 pub struct CellKnobs {
     /// Time limit of each cell [default: 10s].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
@@ -109,24 +112,13 @@ pub struct CellKnobs {
     /// Time a client spends between its read and its write [default: 100ms].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub work: Option<String>,
-    /// How long each fault lasts [default: twice the TTL].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub fault_duration: Option<String>,
-    /// Mean quiet time between two faults of a nemesis [default: 1s].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub fault_interval: Option<String>,
     /// Healed time at the end of each cell [default: 1s].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub quiet: Option<String>,
-    /// How far clock nemeses move a clock [default: twice the TTL].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub clock_jump: Option<String>,
-    /// How long delay-holder-write holds the holder's traffic [default: twice the TTL].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub delay: Option<String>,
-    /// Percent of packets the loss nemesis drops [default: 30].
-    #[arg(long)]
-    pub loss: Option<u8>,
+    // The fault flags, as `lockpick run` declares them.
+    #[command(flatten)]
+    #[serde(skip)]
+    pub faults: FaultFlags,
     /// Client-side timeout of each request [default: half the TTL, at most 1s].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub op_timeout: Option<String>,
@@ -134,9 +126,6 @@ pub struct CellKnobs {
     /// [default: three TTLs, at least 3s].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub jam_bound: Option<String>,
-    /// Partitions drop packets, or reject them with a TCP reset [default: drop].
-    #[arg(long)]
-    pub partition_mode: Option<String>,
     /// Where every cell's nodes live [default: netns].
     #[arg(long)]
     pub runtime: Option<String>,
@@ -163,18 +152,13 @@ impl CellKnobs {
             clients: self.clients.or(fallback.clients),
             ttl: pick(&self.ttl, &fallback.ttl),
             work: pick(&self.work, &fallback.work),
-            fault_duration: pick(&self.fault_duration, &fallback.fault_duration),
-            fault_interval: pick(&self.fault_interval, &fallback.fault_interval),
             quiet: pick(&self.quiet, &fallback.quiet),
-            clock_jump: pick(&self.clock_jump, &fallback.clock_jump),
-            delay: pick(&self.delay, &fallback.delay),
-            loss: self.loss.or(fallback.loss),
             op_timeout: pick(&self.op_timeout, &fallback.op_timeout),
             jam_bound: pick(&self.jam_bound, &fallback.jam_bound),
-            partition_mode: pick(&self.partition_mode, &fallback.partition_mode),
             runtime: pick(&self.runtime, &fallback.runtime),
             images: list(&self.images, &fallback.images),
             server_bins: list(&self.server_bins, &fallback.server_bins),
+            faults: self.faults.or(&fallback.faults),
         }
     }
 
@@ -185,15 +169,9 @@ impl CellKnobs {
             ("--clients", self.clients.map(|c| c.to_string())),
             ("--ttl", self.ttl.clone()),
             ("--work", self.work.clone()),
-            ("--fault-duration", self.fault_duration.clone()),
-            ("--fault-interval", self.fault_interval.clone()),
             ("--quiet", self.quiet.clone()),
-            ("--clock-jump", self.clock_jump.clone()),
-            ("--delay", self.delay.clone()),
-            ("--loss", self.loss.map(|l| l.to_string())),
             ("--op-timeout", self.op_timeout.clone()),
             ("--jam-bound", self.jam_bound.clone()),
-            ("--partition-mode", self.partition_mode.clone()),
             ("--runtime", self.runtime.clone()),
         ];
         let repeated = [
@@ -206,13 +184,14 @@ impl CellKnobs {
                 values.iter().map(move |v| [flag.to_string(), v.clone()])
             }))
             .flatten()
+            .chain(self.faults.words())
             .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::CellKnobs;
+    use super::{CellKnobs, FaultFlags};
 
     #[test]
     fn runtime_images_and_server_bins_reach_each_cell_as_whole_words() {
@@ -255,6 +234,46 @@ mod tests {
         assert_eq!(knobs.runtime.as_deref(), Some("netns"));
         assert_eq!(knobs.server_bins, ["redis=/opt/redis-server"]);
         assert!(knobs.images.is_empty());
+    }
+    #[test]
+    fn a_matrix_files_fault_knobs_read_into_the_fault_flags_and_errors_keep_their_line() {
+        let file: CellKnobs = toml::from_str(
+            "clients = 2\nclock-jump = \"3s\"\nloss = 20\npartition-mode = \"reject\"\n",
+        )
+        .unwrap();
+        assert_eq!(file.clients, Some(2));
+        assert_eq!(file.faults.clock_jump.as_deref(), Some("3s"));
+        let given = CellKnobs {
+            faults: FaultFlags {
+                clock_jump: Some("5s".to_string()),
+                ..FaultFlags::default()
+            },
+            ..CellKnobs::default()
+        };
+        assert_eq!(
+            given.or(&file).words(),
+            [
+                "--clients",
+                "2",
+                "--clock-jump",
+                "5s",
+                "--loss",
+                "20",
+                "--partition-mode",
+                "reject"
+            ]
+        );
+        let error_line = |text: &str| {
+            let error = toml::from_str::<CellKnobs>(text).unwrap_err();
+            let line = text[..error.span().unwrap().start].lines().count();
+            (error.message().to_string(), line)
+        };
+        let (_, line) = error_line("clients = 2\nloss = \"many\"\n");
+        assert_eq!(line, 2);
+        let (unknown, line) = error_line("clients = 2\nworkk = 1\n");
+        assert!(unknown.contains("unknown field `workk`"), "{unknown}");
+        assert!(unknown.contains("`clock-jump`"), "{unknown}");
+        assert_eq!(line, 2);
     }
 }
 

@@ -5,12 +5,15 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod compare_args;
+mod fault_flags;
+mod knob_table;
 mod protocol_check_args;
 mod shrink_args;
 mod values;
 
 pub use crate::firewall::PartitionMode;
 pub use compare_args::{CellKnobs, CompareArgs, MergeArgs};
+pub use fault_flags::{FaultFlags, DEFAULT_FAULT_INTERVAL, DEFAULT_LOSS};
 pub use protocol_check_args::ProtocolCheckArgs;
 pub use shrink_args::{ShrinkArgs, ViolationKind};
 use values::{duration_word, lock_values, nemesis_values, runtime_values};
@@ -122,30 +125,12 @@ pub struct RunArgs {
     /// e.g. 1.5 x the TTL for partition-holder].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub work: Option<String>,
-    /// How long each fault lasts: a pause, a partition, a kill's downtime, a clock jump
-    /// [default: each nemesis's own, twice the TTL for most; kill-node restarts within the
-    /// lease, after a quarter of the TTL].
-    #[arg(long, alias = "pause", allow_hyphen_values = true, value_parser = duration_word)]
-    pub fault_duration: Option<String>,
-    /// Mean quiet time between two faults of a nemesis (each is drawn from 0.5x to 1.5x this).
-    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = duration_word)]
-    pub fault_interval: String,
     /// Time at the end of the run with every fault healed, while clients go on.
     #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = duration_word)]
     pub quiet: String,
-    /// Partitions drop packets, or reject them with a TCP reset.
-    #[arg(long, value_enum, default_value = "drop")]
-    pub partition_mode: PartitionMode,
-    /// How far clock nemeses move a clock [default: twice the TTL].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub clock_jump: Option<String>,
-    /// How long delay-holder-write and delay-client hold a client's traffic [default: twice the
-    /// TTL].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub delay: Option<String>,
-    /// Percent of packets the loss nemesis drops.
-    #[arg(long, default_value_t = 30)]
-    pub loss: u8,
+    // The flags that tune faults: declared once, for `compare` too.
+    #[command(flatten)]
+    pub faults: FaultFlags,
     /// Replay the fault schedule stored by an earlier run (its schedule.json) instead of
     /// drawing one from the seed.
     #[arg(long)]

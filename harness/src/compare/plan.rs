@@ -341,14 +341,10 @@ fn check_file_durations(file: &str, knobs: &CellKnobs) -> Result<()> {
         ("time-limit", &knobs.time_limit),
         ("ttl", &knobs.ttl),
         ("work", &knobs.work),
-        ("fault-duration", &knobs.fault_duration),
-        ("fault-interval", &knobs.fault_interval),
         ("quiet", &knobs.quiet),
-        ("clock-jump", &knobs.clock_jump),
-        ("delay", &knobs.delay),
         ("op-timeout", &knobs.op_timeout),
     ];
-    for (key, value) in durations {
+    for (key, value) in durations.into_iter().chain(knobs.faults.durations()) {
         if let Some(text) = value {
             crate::config::parse_duration(&format!("{file}: [knobs] {key} ="), text)?;
         }

@@ -8,7 +8,7 @@ use crate::bad_input::bad;
 use crate::cli::RunArgs;
 use crate::locks;
 use crate::nemesis::window::Shape;
-use crate::nemesis::{FaultKnobs, Needs, Nemesis};
+use crate::nemesis::{Needs, Nemesis};
 use crate::schedule::{self, Plan, Schedule};
 
 impl RunConfig {
@@ -39,7 +39,7 @@ impl RunConfig {
             nemeses: &nemeses,
             shape: &self.shape(),
             heal_at: self.heal_at(),
-            fault_interval: self.fault_interval,
+            fault_interval: self.faults.fault_interval,
         })
     }
 
@@ -48,7 +48,12 @@ impl RunConfig {
     /// nothing.
     pub(super) fn check_plan(&self, args: &RunArgs) -> anyhow::Result<()> {
         let durations: Vec<Duration> = self.nemeses.iter().map(|n| self.duration_of(*n)).collect();
-        schedule::check::refuse_runaway(args, &durations, self.heal_at(), self.fault_interval)?;
+        schedule::check::refuse_runaway(
+            args,
+            &durations,
+            self.heal_at(),
+            self.faults.fault_interval,
+        )?;
         let schedule = self.plan_schedule();
         for n in &self.nemeses {
             if !schedule.windows.iter().any(|w| w.nemesis == n.name()) {
@@ -57,7 +62,7 @@ impl RunConfig {
                      about --fault-interval ({:?}) and lasts {:?}, but faults must end by \
                      --time-limit minus --quiet ({:?}); give a longer --time-limit",
                     n.name(),
-                    self.fault_interval,
+                    self.faults.fault_interval,
                     self.duration_of(*n),
                     self.heal_at()
                 )));
@@ -68,8 +73,8 @@ impl RunConfig {
 
     /// How long each fault of `nemesis` lasts.
     pub fn duration_of(&self, nemesis: &dyn Nemesis) -> Duration {
-        if self.fault_duration_given {
-            self.fault_duration
+        if self.faults.fault_duration_given {
+            self.faults.fault_duration
         } else {
             nemesis.default_duration(self.ttl)
         }
@@ -89,17 +94,6 @@ impl RunConfig {
         self.nemeses
             .iter()
             .fold(Needs::default(), |needs, n| needs.union(n.needs()))
-    }
-
-    /// The knobs that shape faults.
-    pub fn fault_knobs(&self) -> FaultKnobs {
-        FaultKnobs {
-            clock_jump: self.clock_jump,
-            delay: self.delay,
-            loss: self.loss,
-            partition_mode: self.partition_mode,
-            client_deadline_ns: self.time_limit.as_nanos() as u64,
-        }
     }
 
     /// When faults must all be healed: the quiet period follows.

@@ -8,15 +8,16 @@ use serde::Serialize;
 
 mod derived;
 mod duration;
+mod fault_knobs;
 mod runtime_choice;
 pub mod server_bin;
 
 pub use crate::bad_input::{bad, BadInput};
 pub use duration::parse_duration;
 
-use crate::cli::{Fencing, PartitionMode, RunArgs, Until};
+use crate::cli::{Fencing, RunArgs, Until};
 use crate::locks::{self, Lock};
-use crate::nemesis::{self, Needs, Nemesis};
+use crate::nemesis::{self, FaultKnobs, Needs, Nemesis};
 use crate::runtime::RuntimeKind;
 use crate::schedule::{self, Schedule};
 
@@ -37,23 +38,12 @@ pub struct RunConfig {
     pub seed: u64,
     #[serde(serialize_with = "as_millis")]
     pub work: Duration,
-    /// How long each fault lasts when --fault-duration is given (else twice the TTL, the
-    /// default of most nemeses): see [`RunConfig::duration_of`].
-    #[serde(serialize_with = "as_millis")]
-    pub fault_duration: Duration,
-    /// Whether --fault-duration was given; otherwise each nemesis uses its own default.
-    pub fault_duration_given: bool,
-    #[serde(serialize_with = "as_millis")]
-    pub fault_interval: Duration,
     /// Healed time at the end of the workload.
     #[serde(serialize_with = "as_millis")]
     pub quiet: Duration,
-    pub partition_mode: PartitionMode,
-    #[serde(serialize_with = "as_millis")]
-    pub clock_jump: Duration,
-    #[serde(serialize_with = "as_millis")]
-    pub delay: Duration,
-    pub loss: u8,
+    /// The knobs that shape faults (config.json records them among the run's own).
+    #[serde(flatten)]
+    pub faults: FaultKnobs,
     /// A schedule to replay instead of drawing one.
     pub schedule: Option<PathBuf>,
     #[serde(serialize_with = "as_millis")]
@@ -187,36 +177,12 @@ impl RunConfig {
             }
             None => None,
         };
-        let twice_ttl = |flag: &str, value: &Option<String>| match value {
-            Some(text) => parse_duration(flag, text),
-            None => Ok(ttl * 2),
-        };
-        let fault_duration = twice_ttl("--fault-duration", &args.fault_duration)?;
-        let clock_jump = twice_ttl("--clock-jump", &args.clock_jump)?;
-        let delay = twice_ttl("--delay", &args.delay)?;
-        let fault_interval = parse_duration("--fault-interval", &args.fault_interval)?;
-        // The schedule counts in whole milliseconds: anything shorter would be 0 there.
-        for (flag, value) in [
-            ("--fault-duration", fault_duration),
-            ("--clock-jump", clock_jump),
-            ("--delay", delay),
-            ("--fault-interval", fault_interval),
-        ] {
-            if value < Duration::from_millis(1) {
-                return Err(bad(format!("{flag} must be 1ms or more")));
-            }
-        }
+        let faults = fault_knobs::check(&args.faults, ttl, time_limit)?;
         let quiet = parse_duration("--quiet", &args.quiet)?;
         if quiet >= time_limit {
             return Err(bad(format!(
                 "--quiet {} leaves no time for faults within --time-limit {}",
                 args.quiet, args.time_limit
-            )));
-        }
-        if args.loss == 0 || args.loss > 100 {
-            return Err(bad(format!(
-                "--loss {} must be a percentage from 1 to 100",
-                args.loss
             )));
         }
         let mut nemeses: Vec<&'static dyn Nemesis> = Vec::new();
@@ -309,14 +275,8 @@ impl RunConfig {
             fencing: args.fencing,
             seed: args.seed.or(replayed_seed).unwrap_or_else(rand::random),
             work,
-            fault_duration,
-            fault_duration_given: args.fault_duration.is_some(),
-            fault_interval,
             quiet,
-            partition_mode: args.partition_mode,
-            clock_jump,
-            delay,
-            loss: args.loss,
+            faults,
             schedule: args.schedule.clone(),
             op_timeout,
             jam_bound,

@@ -2,12 +2,12 @@
 //! granted its lock, so its keys expire early on exactly the servers that matter (Redlock's
 //! majority): the textbook clock argument against Redlock.
 
-use anyhow::Result;
 use lockpick_checkers::fault::FaultKind;
 
+use super::aim::{Aim, Begun, OnHolder};
 use super::clock_jump::{clock_needs, Jump};
 use super::window::Window;
-use super::{Context, Fault, Holder, Needs, Nemesis, Trigger};
+use super::{Context, Holder, Needs, Nemesis, Trigger};
 
 pub struct ClockHolder;
 
@@ -27,19 +27,13 @@ impl Nemesis for ClockHolder {
         }
     }
 
-    fn trigger(&self) -> Trigger {
-        Trigger::Acquired
+    fn aim(&self) -> Aim<'_> {
+        Aim::Holder(Trigger::Acquired, self)
     }
+}
 
-    fn begin(
-        &self,
-        _window: &Window,
-        holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(holder) = holder else {
-            return Ok(None);
-        };
+impl OnHolder for ClockHolder {
+    fn begin(&self, holder: &Holder, _window: &Window, ctx: &mut Context) -> Begun {
         let nodes: Vec<String> = holder
             .granted_by
             .iter()

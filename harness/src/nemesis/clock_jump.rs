@@ -11,13 +11,12 @@
 
 use anyhow::Result;
 use lockpick_checkers::fault::FaultKind;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
+use super::aim::{Aim, Begun, OnServer};
 use super::context::node_targets;
-use super::window::{Shape, Targets, Window};
-use super::{Context, Fault, Holder, Needs, Nemesis};
+use super::window::Window;
+use super::{Context, Fault, Needs, Nemesis};
 use crate::cluster::ClockShift;
 
 const STROBE_PERIOD_NS: u64 = 100_000_000;
@@ -72,20 +71,13 @@ impl Nemesis for ClockJump {
         clock_needs()
     }
 
-    fn targets(&self) -> Targets {
-        Targets::Servers
+    fn aim(&self) -> Aim<'_> {
+        Aim::Server(self)
     }
+}
 
-    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
-        window.targets = shape.servers.choose(rng).cloned().into_iter().collect();
-    }
-
-    fn begin(
-        &self,
-        window: &Window,
-        _holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
+impl OnServer for ClockJump {
+    fn begin(&self, _node: &str, window: &Window, ctx: &mut Context) -> Begun {
         let jump = ctx.knobs.clock_jump.as_millis() as i64;
         let offset = match self.direction {
             Direction::Backward => -jump,

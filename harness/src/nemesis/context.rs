@@ -5,7 +5,6 @@ use lockpick_checkers::fault::{FaultKind, FaultRecord, Target};
 use lockpick_checkers::{Op, OpType, Process, F};
 use serde_json::{json, Value};
 
-use super::window::Window;
 use super::FaultKnobs;
 use crate::cluster::Cluster;
 use crate::history_log::HistoryLog;
@@ -83,13 +82,6 @@ impl<'a> Context<'a> {
     pub fn acting(&mut self, nemesis: &'static str) -> &mut Context<'a> {
         self.nemesis = nemesis;
         self
-    }
-
-    /// The client node a time-driven fault's window aims at, and the process running there now.
-    pub fn window_client(&self, window: &Window) -> Option<(String, u64)> {
-        let slot = window.targets.first()?;
-        let process = self.cluster.process_in(slot)?;
-        Some((slot.clone(), process))
     }
 
     /// Records the start of a fault and returns its id, which its stop must carry. `details`

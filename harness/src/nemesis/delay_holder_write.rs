@@ -2,13 +2,13 @@
 //! resource for --delay, so its write lands late, maybe after its lease ran out and another
 //! holder wrote: the delayed-packet case of the fencing argument.
 
-use anyhow::Result;
 use lockpick_checkers::fault::{FaultKind, Target};
 use serde_json::json;
 
+use super::aim::{Aim, Begun, OnHolder};
 use super::delay_client::Delayed;
 use super::window::Window;
-use super::{Context, Fault, Holder, Needs, Nemesis, Trigger};
+use super::{Context, Holder, Needs, Nemesis, Trigger};
 use crate::cluster::Links;
 
 pub struct DelayHolderWrite;
@@ -30,19 +30,13 @@ impl Nemesis for DelayHolderWrite {
         }
     }
 
-    fn trigger(&self) -> Trigger {
-        Trigger::Read
+    fn aim(&self) -> Aim<'_> {
+        Aim::Holder(Trigger::Read, self)
     }
+}
 
-    fn begin(
-        &self,
-        _window: &Window,
-        holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(holder) = holder else {
-            return Ok(None);
-        };
+impl OnHolder for DelayHolderWrite {
+    fn begin(&self, holder: &Holder, _window: &Window, ctx: &mut Context) -> Begun {
         let Some(slot) = ctx.cluster.slot_of(holder.process) else {
             return Ok(None);
         };

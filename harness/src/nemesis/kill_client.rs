@@ -3,12 +3,10 @@
 
 use anyhow::Result;
 use lockpick_checkers::fault::{FaultKind, Target};
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Targets, Window};
-use super::{Context, Fault, Holder, Nemesis};
+use super::aim::{Aim, Begun, Client, OnClient};
+use super::{Context, Fault, Nemesis};
 
 pub struct KillClient;
 
@@ -27,23 +25,13 @@ impl Nemesis for KillClient {
         "Kill a random client (SIGKILL), start a fresh one in its place after the fault duration."
     }
 
-    fn targets(&self) -> Targets {
-        Targets::Clients
+    fn aim(&self) -> Aim<'_> {
+        Aim::Client(self)
     }
+}
 
-    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
-        window.targets = shape.clients.choose(rng).cloned().into_iter().collect();
-    }
-
-    fn begin(
-        &self,
-        window: &Window,
-        _holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let Some((slot, process)) = ctx.window_client(window) else {
-            return Ok(None);
-        };
+impl OnClient for KillClient {
+    fn begin(&self, Client { slot, process }: Client, ctx: &mut Context) -> Begun {
         let Some(gone) = ctx.cluster.kill_client(process, ctx.now) else {
             return Ok(None);
         };

@@ -6,12 +6,11 @@ use std::time::Duration;
 
 use anyhow::Result;
 use lockpick_checkers::fault::{FaultKind, Target};
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Targets, Window};
-use super::{Context, Fault, Holder, Nemesis};
+use super::aim::{Aim, Begun, OnServer};
+use super::window::Window;
+use super::{Context, Fault, Nemesis};
 
 pub struct KillNode;
 
@@ -40,29 +39,19 @@ impl Nemesis for KillNode {
         Some(ttl / 2)
     }
 
-    fn targets(&self) -> Targets {
-        Targets::Servers
+    fn aim(&self) -> Aim<'_> {
+        Aim::Server(self)
     }
+}
 
-    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
-        window.targets = shape.servers.choose(rng).cloned().into_iter().collect();
-    }
-
-    fn begin(
-        &self,
-        window: &Window,
-        _holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(node) = window.targets.first() else {
-            return Ok(None);
-        };
+impl OnServer for KillNode {
+    fn begin(&self, node: &str, window: &Window, ctx: &mut Context) -> Begun {
         let Some(killed) = ctx.cluster.kill_server(node) else {
             return Ok(None);
         };
         let id = ctx.started(
             FaultKind::Kill,
-            &[Target::Node(node.clone())],
+            &[Target::Node(node.to_string())],
             json!({
                 "pid": killed.pid,
                 "effective": killed.gone,
@@ -71,7 +60,7 @@ impl Nemesis for KillNode {
         )?;
         Ok(Some(Box::new(Killed {
             id,
-            node: node.clone(),
+            node: node.to_string(),
         })))
     }
 }

@@ -3,12 +3,11 @@
 
 use anyhow::Result;
 use lockpick_checkers::fault::{FaultKind, Target};
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Targets, Window};
-use super::{Context, Fault, Holder, Needs, Nemesis};
+use super::aim::{Aim, Begun, OnServer};
+use super::window::Window;
+use super::{Context, Fault, Needs, Nemesis};
 
 pub struct Loss;
 
@@ -34,34 +33,24 @@ impl Nemesis for Loss {
         }
     }
 
-    fn targets(&self) -> Targets {
-        Targets::Servers
+    fn aim(&self) -> Aim<'_> {
+        Aim::Server(self)
     }
+}
 
-    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
-        window.targets = shape.servers.choose(rng).cloned().into_iter().collect();
-    }
-
-    fn begin(
-        &self,
-        window: &Window,
-        _holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(name) = window.targets.first() else {
-            return Ok(None);
-        };
-        let dropped_before = ctx.cluster.dropped_packets(std::slice::from_ref(name));
+impl OnServer for Loss {
+    fn begin(&self, name: &str, _window: &Window, ctx: &mut Context) -> Begun {
+        let dropped_before = ctx.cluster.dropped_packets(&[name.to_string()]);
         let percent = ctx.knobs.loss;
         ctx.cluster.lose(name, percent)?;
         let id = ctx.started(
             FaultKind::Loss,
-            &[Target::Node(name.clone())],
+            &[Target::Node(name.to_string())],
             json!({ "percent": percent }),
         )?;
         Ok(Some(Box::new(Lossy {
             id,
-            node: name.clone(),
+            node: name.to_string(),
             dropped_before,
         })))
     }

@@ -1,14 +1,16 @@
 //! The catalogue of nemeses: the faults of a run. Each nemesis is one self-describing entry: its
-//! name, what it aims at (`aim`, when the schedule draws its windows), what it needs from a lock
-//! and a run (`needs`: refusals come from capabilities, never from a table of names), what sets
-//! it off (`trigger`), and how it begins. A fault it begins knows how to end itself; both ends
-//! are recorded in the history with evidence that they took effect.
+//! name, what it needs from a lock and a run (`needs`: refusals come from capabilities, never
+//! from a table of names), and what it aims at (`aim`: a random server or client, the holder,
+//! or windows it draws itself), which says what sets it off and how it begins on what it hits.
+//! A fault it begins knows how to end itself; both ends are recorded in the history with
+//! evidence that they took effect.
 //!
 //! Nemeses act only through the cluster's paired verbs (freeze/thaw, partition/repair,
 //! kill/restart, shift/unshift a clock, delay/undelay), never on a runtime's internals.
 //!
 //! Adding a nemesis: a file here with its entry, and one line in [`NEMESES`] (plus its `mod`).
 
+pub mod aim;
 mod clock_holder;
 mod clock_jump;
 pub mod context;
@@ -29,11 +31,11 @@ use std::fmt;
 use std::time::Duration;
 
 use anyhow::Result;
-use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
 
+pub use aim::{Aim, Begun};
 pub use context::{Context, Holder};
 pub use needs::Needs;
-use window::{Shape, Targets, Window};
 
 use crate::firewall::PartitionMode;
 
@@ -84,20 +86,37 @@ pub enum Trigger {
     Read,
 }
 
-/// The run's knobs that shape faults, as the configuration validated them.
-#[derive(Clone, Debug)]
+/// The run's knobs that shape faults, as the configuration checked them from the
+/// [fault flags](crate::cli::FaultFlags). The run's config.json records them beside its other
+/// parameters (durations in milliseconds).
+#[derive(Clone, Debug, Serialize)]
 pub struct FaultKnobs {
+    /// How long each fault lasts when --fault-duration is given (else twice the TTL, the
+    /// default of most nemeses): see `RunConfig::duration_of`.
+    #[serde(serialize_with = "as_millis")]
+    pub fault_duration: Duration,
+    /// Whether --fault-duration was given; otherwise each nemesis uses its own default.
+    pub fault_duration_given: bool,
+    #[serde(serialize_with = "as_millis")]
+    pub fault_interval: Duration,
+    pub partition_mode: PartitionMode,
+    #[serde(serialize_with = "as_millis")]
     pub clock_jump: Duration,
+    #[serde(serialize_with = "as_millis")]
     pub delay: Duration,
     pub loss: u8,
-    pub partition_mode: PartitionMode,
     /// No client process starts after this (ns since the run began): a replacement gets it.
+    #[serde(skip)]
     pub client_deadline_ns: u64,
 }
 
-/// One kind of fault. Contract: `begin` records the fault's start (through
-/// [`Context::started`]) only if it took hold, and returns what undoes it; `None` means there
-/// was nothing to hit. Entries are stateless: one value serves every run.
+fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis() as u64)
+}
+
+/// One kind of fault. Contract: the `begin` its [`Aim`] calls records the fault's start
+/// (through [`Context::started`]) only if it took hold, and returns what undoes it; `None` means
+/// there was nothing to hit. Entries are stateless: one value serves every run.
 pub trait Nemesis: Sync {
     /// The name users type (`--nemesis pause-holder`).
     fn name(&self) -> &'static str;
@@ -108,10 +127,6 @@ pub trait Nemesis: Sync {
     /// What the nemesis needs from the lock and the run.
     fn needs(&self) -> Needs {
         Needs::default()
-    }
-
-    fn trigger(&self) -> Trigger {
-        Trigger::Time
     }
 
     /// How long one fault lasts when --fault-duration is not given: long enough to show the
@@ -126,21 +141,8 @@ pub trait Nemesis: Sync {
         None
     }
 
-    /// What kind of node its windows name (lock-aware faults name none).
-    fn targets(&self) -> Targets {
-        Targets::Holder
-    }
-
-    /// Chooses what a time-driven window hits (lock-aware faults find their target when they
-    /// go off).
-    fn aim(&self, _window: &mut Window, _shape: &Shape, _rng: &mut ChaCha8Rng) {}
-
-    fn begin(
-        &self,
-        window: &Window,
-        holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>>;
+    /// What its faults hit, and so when they go off and how each begins there.
+    fn aim(&self) -> Aim<'_>;
 }
 
 impl fmt::Debug for dyn Nemesis {

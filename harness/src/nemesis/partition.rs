@@ -11,9 +11,10 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
+use super::aim::{Aim, Begun, Draws};
 use super::context::node_targets;
 use super::window::{Shape, Targets, Window};
-use super::{Context, Fault, Holder, Needs, Nemesis};
+use super::{Context, Fault, Needs, Nemesis};
 
 /// How a partition chooses its cuts.
 #[derive(Clone, Copy)]
@@ -105,14 +106,17 @@ impl Nemesis for Partition {
         }
     }
 
-    fn targets(&self) -> Targets {
-        match self.layout {
+    fn aim(&self) -> Aim<'_> {
+        let targets = match self.layout {
             Layout::Client => Targets::Clients,
             _ => Targets::Servers,
-        }
+        };
+        Aim::Drawn(targets, self)
     }
+}
 
-    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
+impl Draws for Partition {
+    fn draw(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
         let mut shuffled = shape.servers.clone();
         shuffled.shuffle(rng);
         let everyone_but = |node: &String| -> Vec<String> {
@@ -175,12 +179,7 @@ impl Nemesis for Partition {
         }
     }
 
-    fn begin(
-        &self,
-        window: &Window,
-        _holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
+    fn begin(&self, window: &Window, ctx: &mut Context) -> Begun {
         let cut = Cut::begin(
             ctx,
             FaultKind::Partition(self.name.to_string()),

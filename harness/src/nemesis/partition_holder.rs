@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
 use lockpick_checkers::fault::FaultKind;
 
+use super::aim::{Aim, Begun, OnHolder};
 use super::partition::Cut;
 use super::window::Window;
-use super::{Context, Fault, Holder, Needs, Nemesis, Trigger};
+use super::{Context, Holder, Needs, Nemesis, Trigger};
 
 pub struct PartitionHolder;
 
@@ -35,19 +35,13 @@ impl Nemesis for PartitionHolder {
         Some(ttl * 3 / 2)
     }
 
-    fn trigger(&self) -> Trigger {
-        Trigger::Acquired
+    fn aim(&self) -> Aim<'_> {
+        Aim::Holder(Trigger::Acquired, self)
     }
+}
 
-    fn begin(
-        &self,
-        _window: &Window,
-        holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(holder) = holder else {
-            return Ok(None);
-        };
+impl OnHolder for PartitionHolder {
+    fn begin(&self, holder: &Holder, _window: &Window, ctx: &mut Context) -> Begun {
         let Some(slot) = ctx.cluster.slot_of(holder.process) else {
             return Ok(None);
         };

@@ -7,6 +7,7 @@ use anyhow::Result;
 use lockpick_checkers::fault::{FaultKind, Target};
 use serde_json::json;
 
+use super::aim::{Aim, Begun, OnHolder};
 use super::window::Window;
 use super::{Context, Fault, Holder, Nemesis, Trigger};
 
@@ -21,19 +22,13 @@ impl Nemesis for PauseHolder {
         "Lock-aware: right after a client acquires, freeze it (SIGSTOP), then resume it."
     }
 
-    fn trigger(&self) -> Trigger {
-        Trigger::Acquired
+    fn aim(&self) -> Aim<'_> {
+        Aim::Holder(Trigger::Acquired, self)
     }
+}
 
-    fn begin(
-        &self,
-        window: &Window,
-        holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(holder) = holder else {
-            return Ok(None);
-        };
+impl OnHolder for PauseHolder {
+    fn begin(&self, holder: &Holder, window: &Window, ctx: &mut Context) -> Begun {
         let Some(effective) = ctx.cluster.freeze_client(holder.process)? else {
             return Ok(None);
         };

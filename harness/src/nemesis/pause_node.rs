@@ -4,12 +4,11 @@
 
 use anyhow::Result;
 use lockpick_checkers::fault::{FaultKind, Target};
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Targets, Window};
-use super::{Context, Fault, Holder, Nemesis};
+use super::aim::{Aim, Begun, OnServer};
+use super::window::Window;
+use super::{Context, Fault, Nemesis};
 
 pub struct PauseNode;
 
@@ -22,23 +21,13 @@ impl Nemesis for PauseNode {
         "Freeze a random lock-service server (SIGSTOP), then resume it."
     }
 
-    fn targets(&self) -> Targets {
-        Targets::Servers
+    fn aim(&self) -> Aim<'_> {
+        Aim::Server(self)
     }
+}
 
-    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
-        window.targets = shape.servers.choose(rng).cloned().into_iter().collect();
-    }
-
-    fn begin(
-        &self,
-        window: &Window,
-        _holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let Some(node) = window.targets.first() else {
-            return Ok(None);
-        };
+impl OnServer for PauseNode {
+    fn begin(&self, node: &str, window: &Window, ctx: &mut Context) -> Begun {
         let details = match ctx.cluster.freeze_server(node)? {
             Some(effective) => json!({ "duration_ms": window.duration_ms, "effective": effective }),
             // Killed and not yet restarted: nothing runs to freeze now; the restart comes back
@@ -49,11 +38,11 @@ impl Nemesis for PauseNode {
                 "server_down": "killed; it restarts frozen while this pause is open",
             }),
         };
-        let target = Target::Node(node.clone());
+        let target = Target::Node(node.to_string());
         let id = ctx.started(FaultKind::Pause, &[target], details)?;
         Ok(Some(Box::new(ServerPause {
             id,
-            node: node.clone(),
+            node: node.to_string(),
         })))
     }
 }

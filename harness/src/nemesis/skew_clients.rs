@@ -5,12 +5,10 @@
 
 use anyhow::Result;
 use lockpick_checkers::fault::{FaultKind, Target};
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 
-use super::window::{Shape, Targets, Window};
-use super::{Context, Fault, Holder, Needs, Nemesis};
+use super::aim::{Aim, Begun, Client, OnClient};
+use super::{Context, Fault, Needs, Nemesis};
 
 pub struct SkewClients;
 
@@ -37,23 +35,13 @@ impl Nemesis for SkewClients {
         }
     }
 
-    fn targets(&self) -> Targets {
-        Targets::Clients
+    fn aim(&self) -> Aim<'_> {
+        Aim::Client(self)
     }
+}
 
-    fn aim(&self, window: &mut Window, shape: &Shape, rng: &mut ChaCha8Rng) {
-        window.targets = shape.clients.choose(rng).cloned().into_iter().collect();
-    }
-
-    fn begin(
-        &self,
-        window: &Window,
-        _holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let Some((slot, process)) = ctx.window_client(window) else {
-            return Ok(None);
-        };
+impl OnClient for SkewClients {
+    fn begin(&self, Client { slot, process }: Client, ctx: &mut Context) -> Begun {
         let offset = ctx.knobs.clock_jump.as_millis() as i64;
         let evidence = ctx.cluster.skew_client(&slot, offset)?;
         let target = Target::Client(process);

@@ -92,7 +92,7 @@ impl Scheduler {
         let Some(i) = self
             .armed
             .iter()
-            .position(|a| a.nemesis.trigger() == trigger)
+            .position(|a| a.nemesis.aim().trigger() == trigger)
         else {
             return Ok(());
         };
@@ -106,7 +106,7 @@ impl Scheduler {
             stage.log,
             &mut self.next_fault,
         );
-        let fault = armed.nemesis.begin(
+        let fault = armed.nemesis.aim().begin(
             &armed.window,
             Some(&holder),
             ctx.acting(armed.nemesis.name()),
@@ -152,8 +152,10 @@ impl Scheduler {
                 waiting.push_back((nemesis, window));
                 continue;
             }
-            if nemesis.trigger() == Trigger::Time {
-                let fault = nemesis.begin(&window, None, ctx.acting(nemesis.name()))?;
+            if nemesis.aim().trigger() == Trigger::Time {
+                let fault = nemesis
+                    .aim()
+                    .begin(&window, None, ctx.acting(nemesis.name()))?;
                 keep_open(&mut self.open, nemesis, &window, now, fault);
             } else {
                 let lapses_at = now + window.duration_ms * 1_000_000;

@@ -63,7 +63,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     let needs = config.needs();
     if needs.firewall {
         for node in nodes.values() {
-            firewall::install(runtime.as_ref(), node, config.partition_mode)?;
+            firewall::install(runtime.as_ref(), node, config.faults.partition_mode)?;
         }
     }
     let servers: Vec<Node> = shape.servers.iter().map(|n| nodes[n].clone()).collect();
@@ -242,6 +242,6 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     for slot in &shape.clients {
         cluster.spawn_client(slot, deadline)?;
     }
-    let scheduler = Scheduler::new(&schedule, config.fault_knobs())?;
+    let scheduler = Scheduler::new(&schedule, config.faults.clone())?;
     Ok(Workload::new(cluster, clock, log, events, scheduler))
 }

@@ -117,7 +117,7 @@ pub fn check_replay(
                 )));
             }
         }
-        let kind = entry.targets();
+        let kind = entry.aim().targets();
         let fits = |name: &String| match kind {
             Targets::Servers => nodes.is_server(name),
             Targets::Clients => nodes.is_client(name),
@@ -158,8 +158,12 @@ pub fn refuse_runaway(
         return Err(bad(format!(
             "--fault-interval {} and --fault-duration {} would draw about {windows} faults in \
              --time-limit {}: at most {MAX_WINDOWS} (make them longer)",
-            args.fault_interval,
-            args.fault_duration
+            args.faults
+                .fault_interval
+                .as_deref()
+                .unwrap_or(crate::cli::DEFAULT_FAULT_INTERVAL),
+            args.faults
+                .fault_duration
                 .as_deref()
                 .unwrap_or("(each nemesis's default)"),
             args.time_limit

@@ -18,11 +18,13 @@ use crate::children::Children;
 use crate::cluster::{ClientCommand, Cluster, Parts};
 use crate::firewall::PartitionMode;
 use crate::history_log::HistoryLog;
-use crate::nemesis::window::Window;
-use crate::nemesis::{Context, Fault, FaultKnobs, Holder, Nemesis, Trigger};
+use crate::nemesis::aim::{Draws, OnHolder};
+use crate::nemesis::window::{Shape, Targets, Window};
+use crate::nemesis::{Aim, Begun, Context, Fault, FaultKnobs, Holder, Nemesis, Trigger};
 use crate::runtime::{Node, Runtime};
 use crate::scratch::Scratch;
 use crate::service::{LockService, Requirement, ServiceSetup};
+use rand_chacha::ChaCha8Rng;
 
 /// A nemesis that only records that it began and ended.
 struct Marker {
@@ -53,22 +55,36 @@ impl Nemesis for Marker {
         "records its start and stop, touches nothing"
     }
 
-    fn trigger(&self) -> Trigger {
-        self.trigger
+    /// A time-driven marker draws nothing and hits nothing; the others hit the holder.
+    fn aim(&self) -> Aim<'_> {
+        match self.trigger {
+            Trigger::Time => Aim::Drawn(Targets::Holder, self),
+            trigger => Aim::Holder(trigger, self),
+        }
     }
+}
 
-    fn begin(
-        &self,
-        _window: &Window,
-        holder: Option<&Holder>,
-        ctx: &mut Context,
-    ) -> Result<Option<Box<dyn Fault>>> {
-        let details = holder.map_or(json!({}), Holder::trigger);
+impl Marker {
+    fn mark(&self, details: Value, ctx: &mut Context) -> Begun {
         let id = ctx.started(FaultKind::of_name(self.name), &[], details)?;
         Ok(Some(Box::new(Marked {
             id,
             name: self.name,
         })))
+    }
+}
+
+impl Draws for Marker {
+    fn draw(&self, _window: &mut Window, _shape: &Shape, _rng: &mut ChaCha8Rng) {}
+
+    fn begin(&self, _window: &Window, ctx: &mut Context) -> Begun {
+        self.mark(json!({}), ctx)
+    }
+}
+
+impl OnHolder for Marker {
+    fn begin(&self, holder: &Holder, _window: &Window, ctx: &mut Context) -> Begun {
+        self.mark(holder.trigger(), ctx)
     }
 }
 
@@ -214,6 +230,9 @@ impl Bench {
 
 fn knobs() -> FaultKnobs {
     FaultKnobs {
+        fault_duration: Duration::from_secs(2),
+        fault_duration_given: false,
+        fault_interval: Duration::from_secs(1),
         clock_jump: Duration::from_secs(2),
         delay: Duration::from_secs(2),
         loss: 30,
