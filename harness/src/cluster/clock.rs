@@ -18,7 +18,7 @@ use super::clock_vdso::{self, PatchedProcesses};
 use super::Cluster;
 use crate::children::Role;
 use crate::faketime;
-use crate::service::catalogue::ClockMover;
+use crate::service::entry::ClockMover;
 
 /// One open shift of some servers' clocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

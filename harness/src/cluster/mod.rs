@@ -30,7 +30,7 @@ use crate::delay_proxy::DelayLink;
 use crate::freezer;
 use crate::runtime::{Node, Runtime};
 use crate::scratch::Scratch;
-use crate::service::catalogue::ClockMover;
+use crate::service::entry::ClockMover;
 use crate::service::{Launch, LockService};
 
 /// How to start a client process; the parts that differ per client are added by `spawn_client`.

@@ -9,7 +9,8 @@ use anyhow::Result;
 use super::server_bin;
 use crate::bad_input::bad;
 use crate::runtime::{self, RuntimeKind};
-use crate::service::catalogue::{self, ClockMover};
+use crate::service::catalogue;
+use crate::service::entry::ClockMover;
 
 /// Where a run's nodes live and which servers they run.
 pub struct RuntimeChoice {

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use crate::bad_input::bad;
 use crate::runtime::RuntimeKind;
-use crate::service::catalogue::{self, ServerBinForm, ServiceEntry};
+use crate::service::catalogue;
+use crate::service::entry::{ServerBinForm, ServiceEntry};
 
 /// Reads every `--server-bin` word into a path by service, refusing an unknown service, a path
 /// that is missing or cannot run, and a runtime whose servers come from images.

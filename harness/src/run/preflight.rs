@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use crate::config::{bad, RunConfig};
 use crate::faketime;
-use crate::service::catalogue::ClockMover;
+use crate::service::entry::ClockMover;
 use crate::service::Requirement;
 
 pub fn preflight(config: &RunConfig) -> Result<()> {

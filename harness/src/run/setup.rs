@@ -28,7 +28,7 @@ use crate::run_prefix::RunPrefix;
 use crate::runtime::{Node, Runtime, RuntimeSettings};
 use crate::schedule::Schedule;
 use crate::scratch::Scratch;
-use crate::service::catalogue::ClockMover;
+use crate::service::entry::ClockMover;
 use crate::service::ServiceSetup;
 use crate::store;
 

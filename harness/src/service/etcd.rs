@@ -26,7 +26,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     // patched vDSO can.
     server_bin_example: "/opt/etcd-v3.5.17/etcd",
     server_clock: Support::Yes,
-    clock_mover: super::catalogue::ClockMover::Vdso,
+    clock_mover: super::entry::ClockMover::Vdso,
 };
 
 pub struct EtcdService {

@@ -1,6 +1,7 @@
 //! Lock services: the real servers a lock runs on, started by the harness on its own nodes.
 
 pub mod catalogue;
+pub mod entry;
 pub mod etcd;
 pub mod http_date;
 pub mod postgres;
@@ -17,7 +18,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 pub use crate::runtime::program::find_program;
-pub use catalogue::{ServerBinForm, ServiceEntry, SERVICES};
+pub use catalogue::SERVICES;
+pub use entry::{ServerBinForm, ServiceEntry};
 
 use crate::children::Children;
 use crate::runtime::{Node, Runtime};

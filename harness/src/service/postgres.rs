@@ -50,7 +50,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     // does, and its backends (forked, not exec'd) share the postmaster's clock file.
     server_bin_example: "/usr/lib/postgresql/16/bin",
     server_clock: Support::Yes,
-    clock_mover: super::catalogue::ClockMover::Faketime,
+    clock_mover: super::entry::ClockMover::Faketime,
 };
 
 /// The newest installed server's bin/ folder.

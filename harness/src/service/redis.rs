@@ -19,7 +19,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     // redis-server reads the time through libc: it runs under libfaketime.
     server_bin_example: "/opt/redis-7.4/redis-server",
     server_clock: Support::Yes,
-    clock_mover: super::catalogue::ClockMover::Faketime,
+    clock_mover: super::entry::ClockMover::Faketime,
 };
 
 pub struct RedisService {

@@ -43,7 +43,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     // nothing until a clock moves.
     server_bin_example: "/opt/apache-zookeeper-3.9.2-bin",
     server_clock: Support::Yes,
-    clock_mover: super::catalogue::ClockMover::Vdso,
+    clock_mover: super::entry::ClockMover::Vdso,
 };
 
 pub struct ZookeeperService {

@@ -1,0 +1,45 @@
+//! What a lock service's catalogue entry says about it: its name, its servers, whether and how
+//! their clocks move. Each service's own file fills one in; the catalogue lists them.
+
+use std::path::Path;
+
+use crate::service::support::Support;
+
+/// How `--server-bin` names another build of a service's server.
+#[derive(Clone, Copy, Debug)]
+pub enum ServerBinForm {
+    /// One executable file (`redis=/opt/redis-7.4/redis-server`).
+    Executable,
+    /// A folder (ZooKeeper's jars, a database's `bin/`): `unusable` says why a folder will not
+    /// do, if it will not.
+    Folder {
+        unusable: fn(&Path) -> Option<String>,
+    },
+}
+
+/// One lock service, as the catalogue describes it.
+#[derive(Debug)]
+pub struct ServiceEntry {
+    /// The name `--image`, `--server-bin` and the setup line's `server_versions` know it by.
+    pub name: &'static str,
+    /// One line: what its servers are.
+    pub about: &'static str,
+    pub server_bin: ServerBinForm,
+    /// A path `--server-bin` could name for it, shown in the flag's refusals.
+    pub server_bin_example: &'static str,
+    /// Whether its servers' clocks can be moved (and why not): clock nemeses consult it.
+    pub server_clock: Support,
+    /// How they are moved, when they can be.
+    pub clock_mover: ClockMover,
+}
+
+/// How a clock nemesis moves a service's servers' clocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockMover {
+    /// The servers start under libfaketime (programs that read the clock through libc, and
+    /// are not slowed down by it), which rereads its offset file on every clock read.
+    Faketime,
+    /// The running server's vDSO is patched through ptrace ([`crate::clock_shift`]): any
+    /// program (Go, a JVM), but it needs the server's own pid, so the namespace runtime only.
+    Vdso,
+}
