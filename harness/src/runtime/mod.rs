@@ -5,6 +5,7 @@
 //! one by name, and the run's setup creates it through `find`.
 
 pub mod docker;
+pub mod leftovers;
 pub mod netns;
 
 use std::collections::BTreeMap;
@@ -13,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Result;
+
+use leftovers::{Leftover, Removal};
 
 /// The node the protected resource runs on.
 pub const RESOURCE_NODE: &str = "resource";
@@ -119,6 +122,15 @@ pub trait RuntimeKind: Sync {
     }
 
     fn create(&self, settings: &RuntimeSettings) -> Result<Box<dyn Runtime>>;
+
+    /// What runs of this runtime left on this machine, of every run prefix; nothing when the
+    /// runtime has nothing to ask (no engine). `complain` hears of what carries a run's mark
+    /// but cannot be a run's (it is left alone).
+    fn leftovers(&self, complain: &mut dyn FnMut(String)) -> Vec<Leftover>;
+
+    /// Removes leftovers of one run, all of them in its record and its controller gone (on a
+    /// `dry_run`, only says what it would remove).
+    fn remove(&self, leftovers: &[Leftover], dry_run: bool) -> Removal;
 }
 
 pub static RUNTIMES: &[&dyn RuntimeKind] = &[&netns::Netns, &docker::Docker];
