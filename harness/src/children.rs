@@ -61,20 +61,13 @@ impl Children {
     /// Kills the process with this role at once (resuming it first, as SIGKILL would anyway)
     /// and forgets it.
     pub fn kill(&mut self, role: &Role) -> Option<Pid> {
+        Some(crate::freezer::kill_tree(&mut self.take(role)?.child))
+    }
+
+    /// Forgets the process with this role and hands it over, for its runtime to kill.
+    pub fn take(&mut self, role: &Role) -> Option<Spawned> {
         let index = self.spawned.iter().position(|s| &s.role == role)?;
-        let mut spawned = self.spawned.remove(index);
-        let pid = spawned.pid();
-        // Its descendants too (a server's workers may lead groups of their own), stopped first
-        // so that none forks meanwhile.
-        let _ = kill(pid, Signal::SIGSTOP);
-        let tree = crate::freezer::descendants(pid);
-        let _ = spawned.child.kill();
-        for child in tree {
-            let _ = kill(child, Signal::SIGKILL);
-        }
-        let _ = kill(pid, Signal::SIGCONT);
-        let _ = spawned.child.wait();
-        Some(pid)
+        Some(self.spawned.remove(index))
     }
 
     pub fn pid(&self, role: &Role) -> Option<Pid> {

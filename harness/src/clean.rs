@@ -1,11 +1,12 @@
 //! `lockpick clean`: removes what crashed runs left behind. It finds them by their prefix, skips
-//! runs whose controller is still alive (see `run_prefix::liveness`), resumes and kills their
-//! processes, and deletes their namespaces and containers.
+//! runs whose controller is still alive (see `run_prefix::liveness`), and has each runtime of
+//! the catalogue remove what it made for them (`RuntimeKind::leftovers`, `remove`: namespaces
+//! with the processes in them, containers); then the run's cgroup, scratch and records.
 //!
 //! Its report goes to standard output line by line, and a reader that goes away
 //! (`lockpick clean | head -1`) must not stop the cleaning half-way: write errors are ignored.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::fmt::Arguments;
 use std::fs;
 use std::io::Write;
@@ -15,8 +16,9 @@ use anyhow::Result;
 
 use crate::bad_input::bad;
 use crate::cli::CleanArgs;
-use crate::run_prefix::{self, liveness, prefix_of};
-use crate::runtime::netns::{ip, kill_everything_in, list_namespaces, pids_in};
+use crate::run_prefix::{self, liveness};
+use crate::runtime::leftovers::Leftover;
+use crate::runtime::{RuntimeKind, RUNTIMES};
 
 /// One line of the report on standard output; a closed pipe is not an error of the cleaning.
 fn say(line: Arguments) {
@@ -28,15 +30,10 @@ fn complain(line: Arguments) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// Every run prefix that left something on this machine: namespaces, in-memory files, records.
-fn leftovers() -> BTreeMap<String, Vec<String>> {
-    let mut runs: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for ns in list_namespaces() {
-        if let Some(prefix) = prefix_of(&ns) {
-            runs.entry(prefix.to_string()).or_default().push(ns);
-        }
-    }
-    // In-memory files and records of runs that died before creating any namespace.
+/// Every run prefix whose in-memory files or records are on this machine (a run that died
+/// before its runtime made anything leaves these only).
+fn recorded_runs() -> BTreeSet<String> {
+    let mut runs = BTreeSet::new();
     let named_files = |dir: &str| -> Vec<String> {
         fs::read_dir(dir)
             .map(|entries| {
@@ -49,7 +46,7 @@ fn leftovers() -> BTreeMap<String, Vec<String>> {
     };
     for name in named_files(crate::run::SCRATCH_ROOT) {
         if run_prefix::is_prefix(&name) {
-            runs.entry(name).or_default();
+            runs.insert(name);
         }
     }
     for name in named_files(run_prefix::RUN_DIR) {
@@ -58,28 +55,21 @@ fn leftovers() -> BTreeMap<String, Vec<String>> {
             .or_else(|| name.strip_suffix(".controller"))
             .or_else(|| name.strip_suffix(".made"));
         if let Some(prefix) = prefix.filter(|p| run_prefix::is_prefix(p)) {
-            runs.entry(prefix.to_string()).or_default();
+            runs.insert(prefix.to_string());
         }
     }
     runs
 }
 
-/// The containers of each run, by the prefix in their label. A label is whatever the
-/// container's creator wrote: only a run prefix that the container's name carries too counts;
-/// any other container is named and left alone.
-fn container_runs(listed: Vec<(String, String)>) -> BTreeMap<String, Vec<String>> {
-    let mut runs: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (label, name) in listed {
-        if run_prefix::is_prefix(&label) && prefix_of(&name) == Some(label.as_str()) {
-            runs.entry(label).or_default().push(name);
-        } else {
-            complain(format_args!(
-                "container {name:?}: its label {}={label:?} is not the run prefix in its name, left alone",
-                crate::runtime::docker::PREFIX_LABEL
-            ));
-        }
-    }
-    runs
+/// What each runtime of the catalogue left, in the catalogue's order.
+fn runtime_leftovers() -> Vec<(&'static dyn RuntimeKind, Vec<Leftover>)> {
+    RUNTIMES
+        .iter()
+        .map(|&kind| {
+            let found = kind.leftovers(&mut |line| complain(format_args!("{line}")));
+            (kind, found)
+        })
+        .collect()
 }
 
 /// `<root>/<prefix><suffix>`, only for a real run prefix and a suffix without a `/`: no
@@ -133,25 +123,26 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
             )));
         }
     }
-    let mut runs = leftovers();
-    let containers = container_runs(crate::runtime::docker::leftover_containers());
-    for prefix in containers.keys() {
-        runs.entry(prefix.clone()).or_default();
-    }
+    let found = runtime_leftovers();
+    let mut runs = recorded_runs();
+    runs.extend(
+        found
+            .iter()
+            .flat_map(|(_, l)| l.iter().map(|l| l.prefix.clone())),
+    );
     if let Some(only) = &args.prefix {
-        runs.retain(|prefix, _| prefix == only);
+        runs.retain(|prefix| prefix == only);
     }
     let mut removed = 0;
-    for (prefix, named) in &runs {
-        // Only what the run recorded making is its own: a namespace or container that merely
-        // carries its prefix may be anyone's.
-        let made = run_prefix::made(prefix);
-        let (namespaces, unrecorded): (Vec<&String>, Vec<&String>) = named
+    for prefix in &runs {
+        let of_run: Vec<(&dyn RuntimeKind, Vec<&Leftover>)> = found
             .iter()
-            .partition(|ns| made.contains(&format!("namespace {ns}")));
-        let pids: BTreeMap<&String, Vec<nix::unistd::Pid>> =
-            named.iter().map(|ns| (ns, pids_in(ns))).collect();
-        let all_pids: Vec<nix::unistd::Pid> = pids.values().flatten().copied().collect();
+            .map(|(kind, all)| (*kind, all.iter().filter(|l| &l.prefix == prefix).collect()))
+            .collect();
+        let all_pids: Vec<nix::unistd::Pid> = of_run
+            .iter()
+            .flat_map(|(_, leftovers)| leftovers.iter().flat_map(|l| l.pids.iter().copied()))
+            .collect();
         if !args.force {
             if let Some(why) = liveness(prefix, &all_pids) {
                 say(format_args!(
@@ -160,54 +151,28 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                 continue;
             }
         }
-        for ns in unrecorded {
-            say(format_args!(
-                "{prefix}: namespace {ns} is not in the record of what its run made, left alone"
-            ));
-        }
-        for ns in namespaces {
-            let count = pids[ns].len();
-            if args.dry_run {
+        // Only what the run recorded making is its own: a namespace or container that merely
+        // carries its prefix may be anyone's.
+        let made = run_prefix::made(prefix);
+        for (kind, leftovers) in of_run {
+            let (recorded, unrecorded): (Vec<&Leftover>, Vec<&Leftover>) = leftovers
+                .into_iter()
+                .partition(|l| made.contains(&l.record));
+            for leftover in unrecorded {
                 say(format_args!(
-                    "{prefix}: would remove namespace {ns} and {count} process(es) in it"
+                    "{prefix}: {} is not in the record of what its run made, left alone",
+                    leftover.record
                 ));
-                continue;
             }
-            kill_everything_in(ns);
-            match ip(&["netns", "del", ns]) {
-                Ok(()) => {
-                    say(format_args!(
-                        "{prefix}: removed namespace {ns} ({count} process(es) killed)"
-                    ));
-                    removed += 1;
-                }
-                Err(e) => complain(format_args!("{prefix}: {e:#}")),
+            let recorded: Vec<Leftover> = recorded.into_iter().cloned().collect();
+            let removal = kind.remove(&recorded, args.dry_run);
+            for line in removal.said {
+                say(format_args!("{prefix}: {line}"));
             }
-        }
-        let (names, unrecorded): (Vec<String>, Vec<String>) = containers
-            .get(prefix)
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .partition(|name| made.contains(&format!("container {name}")));
-        for name in unrecorded {
-            say(format_args!(
-                "{prefix}: container {name} is not in the record of what its run made, left alone"
-            ));
-        }
-        if args.dry_run && !names.is_empty() {
-            say(format_args!(
-                "{prefix}: would remove containers {}",
-                names.join(" ")
-            ));
-        } else if !names.is_empty() {
-            match crate::runtime::docker::remove_containers(&names) {
-                Ok(()) => say(format_args!(
-                    "{prefix}: removed containers {}",
-                    names.join(" ")
-                )),
-                Err(e) => complain(format_args!("{prefix}: {e:#}")),
+            for line in removal.failed {
+                complain(format_args!("{prefix}: {line}"));
             }
+            removed += removal.namespaces;
         }
         // Whatever of the run still runs, wherever it went: its cgroup, by its record.
         for cgroup in made

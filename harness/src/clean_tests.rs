@@ -1,33 +1,5 @@
 use super::*;
 
-use crate::runtime::docker::parse_leftovers;
-
-#[test]
-fn a_label_is_a_run_prefix_only_when_the_name_carries_it_too() {
-    let listed = parse_leftovers(
-        "lkp1a2b3c-n1 \"lkp1a2b3c\"\n\
-         lkp1a2b3c-n2 \"lkp1a2b3c\"\n\
-         evil \"../../tmp/X\"\n\
-         root \"/\"\n\
-         lkp0000aa-n1 \"lkp0000ab\"\n\
-         victim \"x\\nvictim lkp1a2b3c\"\n\
-         lkp0000ac-n1 \"lkp0000ac/..\"\n\
-         broken lkp0000ad\n",
-    );
-    // The label with a newline stays one label: it cannot invent a line of its own.
-    assert!(listed
-        .iter()
-        .any(|(label, _)| label == "x\nvictim lkp1a2b3c"));
-    let runs = container_runs(listed);
-    assert_eq!(
-        runs.into_iter().collect::<Vec<_>>(),
-        vec![(
-            "lkp1a2b3c".to_string(),
-            vec!["lkp1a2b3c-n1".to_string(), "lkp1a2b3c-n2".to_string()]
-        )]
-    );
-}
-
 #[test]
 fn no_prefix_names_a_path_outside_its_folder() {
     let root = Path::new("/dev/shm");

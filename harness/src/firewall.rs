@@ -1,15 +1,21 @@
 //! Partitions and packet loss with nftables, always inside the run's own namespaces: one
 //! `inet lockpick` table per node, with a set of addresses the node no longer hears from and a
 //! set it no longer sends to. A partition adds addresses; healing flushes the sets. The host's
-//! own tables are never touched.
+//! own tables are never touched. These are how the runtimes' firewall verbs (`Runtime::block`
+//! and the rest) act by default, through the node's own `nft`.
 
 use std::io::Write;
 use std::net::Ipv4Addr;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 
-use crate::runtime::{Node, Runtime};
+/// A node's nft, as its runtime runs it: the command, and the node's name for errors.
+pub struct NodeNft<'a> {
+    pub name: &'a str,
+    /// `nft` with its network inside the node.
+    pub nft: &'a dyn Fn() -> Result<Command>,
+}
 
 /// What a partition does to the packets it stops.
 #[derive(
@@ -24,7 +30,7 @@ pub enum PartitionMode {
 }
 
 /// Creates the node's table (sets empty: nothing blocked yet).
-pub fn install(runtime: &dyn Runtime, node: &Node, mode: PartitionMode) -> Result<()> {
+pub fn install(node: &NodeNft, mode: PartitionMode) -> Result<()> {
     let verdict = |set: &str, field: &str| match mode {
         PartitionMode::Drop => format!("ip {field} @{set} counter drop"),
         PartitionMode::Reject => format!(
@@ -33,7 +39,6 @@ pub fn install(runtime: &dyn Runtime, node: &Node, mode: PartitionMode) -> Resul
         ),
     };
     nft(
-        runtime,
         node,
         &format!(
             "table inet lockpick {{\n  set blocked_in {{ type ipv4_addr; }}\n  \
@@ -66,12 +71,7 @@ impl Direction {
 }
 
 /// Adds (`add`) or deletes (`delete`) addresses in the node's sets.
-pub fn change(
-    runtime: &dyn Runtime,
-    node: &Node,
-    verb: &str,
-    entries: &[(Direction, Ipv4Addr)],
-) -> Result<()> {
+pub fn change(node: &NodeNft, verb: &str, entries: &[(Direction, Ipv4Addr)]) -> Result<()> {
     if entries.is_empty() {
         return Ok(());
     }
@@ -84,27 +84,25 @@ pub fn change(
             )
         })
         .collect();
-    nft(runtime, node, &script)
+    nft(node, &script)
 }
 
 /// Ends the node's packet loss.
-pub fn stop_loss(runtime: &dyn Runtime, node: &Node) -> Result<()> {
-    nft(runtime, node, "flush chain inet lockpick loss\n")
+pub fn stop_loss(node: &NodeNft) -> Result<()> {
+    nft(node, "flush chain inet lockpick loss\n")
 }
 
 /// Drops `percent` of the node's packets, both ways.
-pub fn lose(runtime: &dyn Runtime, node: &Node, percent: u8) -> Result<()> {
+pub fn lose(node: &NodeNft, percent: u8) -> Result<()> {
     nft(
-        runtime,
         node,
         &format!("add rule inet lockpick loss numgen random mod 100 < {percent} counter drop\n"),
     )
 }
 
 /// Packets the node's rules have dropped or rejected since the table was made.
-pub fn dropped(runtime: &dyn Runtime, node: &Node) -> Result<u64> {
-    let output = runtime
-        .command(node, std::path::Path::new("nft"))?
+pub fn dropped(node: &NodeNft) -> Result<u64> {
+    let output = (node.nft)()?
         .args(["list", "table", "inet", "lockpick"])
         .stdin(Stdio::null())
         .output()
@@ -124,9 +122,8 @@ pub fn dropped(runtime: &dyn Runtime, node: &Node) -> Result<u64> {
 }
 
 /// Runs an nft script inside the node (nft 1.0.6 wants multi-line scripts on standard input).
-fn nft(runtime: &dyn Runtime, node: &Node, script: &str) -> Result<()> {
-    let mut child = runtime
-        .command(node, std::path::Path::new("nft"))?
+fn nft(node: &NodeNft, script: &str) -> Result<()> {
+    let mut child = (node.nft)()?
         .args(["-f", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

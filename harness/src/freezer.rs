@@ -38,6 +38,22 @@ pub fn thaw(pid: Pid) -> Result<()> {
     }
 }
 
+/// Kills `child` with its descendants at once and reaps it; its pid. The descendants (a
+/// server's workers may lead groups of their own) are stopped first so that none forks
+/// meanwhile; resuming after SIGKILL changes nothing but lets the kernel finish them.
+pub fn kill_tree(child: &mut std::process::Child) -> Pid {
+    let pid = Pid::from_raw(child.id() as i32);
+    let _ = kill(pid, Signal::SIGSTOP);
+    let tree = descendants(pid);
+    let _ = child.kill();
+    for descendant in tree {
+        let _ = kill(descendant, Signal::SIGKILL);
+    }
+    let _ = kill(pid, Signal::SIGCONT);
+    let _ = child.wait();
+    pid
+}
+
 /// Every descendant of `pid` now (children, theirs, ...), from /proc: a server whose workers
 /// lead process groups of their own (a database forking one backend per session) is not
 /// reached by its group alone.

@@ -136,8 +136,10 @@ impl Cluster {
         let client = self
             .process_in(slot)
             .and_then(|process| self.children.pid(&Role::Client(process)));
+        let node = self.nodes.get(slot);
+        let state = || Some(self.runtime.process_state(node?, client?));
         let file = reading_file(&self.skew_file(slot));
-        let reading = wait_for_reading(&file, &line, within, client);
+        let reading = wait_for_reading(&file, &line, within, state);
         // The tolerance is the change's 10 % or 50 ms: an end, back to 0, gets 50 ms.
         let change = expected_ms;
         Ok(match reading {
@@ -166,17 +168,18 @@ impl Cluster {
     }
 }
 
-/// The reading in `file` that answers `line`, within `within`; none at once when the `client`
-/// process is stopped (a pause of it: waiting would only hold up the schedule) or gone.
+/// The reading in `file` that answers `line`, within `within`; none at once when the client
+/// process is stopped (a pause of it: waiting would only hold up the schedule) or gone, as
+/// `client_state` reads it (`None`: no client runs; `Some(None)`: its process has no state).
 fn wait_for_reading(
     file: &std::path::Path,
     line: &str,
     within: Duration,
-    client: Option<Pid>,
+    client_state: impl Fn() -> Option<Option<char>>,
 ) -> Result<ClockReading, String> {
     let deadline = Instant::now() + within;
     loop {
-        match client.map(freezer::state) {
+        match client_state() {
             None | Some(None | Some('Z' | 'X')) => {
                 return Err("the client is gone: its program's clock cannot be asked".to_string())
             }

@@ -156,7 +156,9 @@ impl Cluster {
             match self.clocks.mover {
                 ClockMover::Faketime => {
                     let file = faketime::file(&self.scratch.path, node);
-                    faketime::set_offset(&file, self.total_shift(node))?;
+                    let total = self.total_shift(node);
+                    self.runtime
+                        .set_faketime_offset(self.node(node)?, &file, total)?;
                 }
                 ClockMover::Vdso => {
                     if let Err(e) = self.patch_clock(node) {

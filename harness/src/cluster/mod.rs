@@ -3,12 +3,14 @@
 //! clock, skew/unskew a client, delay/undelay a link. A nemesis never touches the runtime, the
 //! processes or the files behind them; the cluster keeps the state that makes faults on one
 //! target compose (how many pauses hold a server, which clock shifts are open on it, which
-//! partitions need a blocked address).
+//! partitions need a blocked address); what a fault does to a node's process or network is the
+//! runtime's verb (`Runtime::freeze`, `block`, ...), so nodes may live elsewhere.
 
 mod client_clock;
 mod clock;
 mod clock_vdso;
 mod network;
+mod process_faults;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -24,10 +26,10 @@ use lockpick_workloads::resource_client::{FinalRead, FinalState, WorkerHello};
 pub use client_clock::SkewEvidence;
 pub use clock::{ClockEvidence, ClockShift};
 pub use network::Links;
+pub use process_faults::{KilledServer, Restarted, Thawed};
 
 use crate::children::{read_ops, Children, Event, Role};
 use crate::delay_proxy::DelayLink;
-use crate::freezer;
 use crate::runtime::{Node, Runtime};
 use crate::scratch::Scratch;
 use crate::service::entry::ClockMover;
@@ -47,34 +49,6 @@ pub struct ClientCommand {
     pub clock_mover: crate::locks::ClientClockMover,
 }
 
-/// A server just restarted.
-pub struct Restarted {
-    pub pid: i32,
-    /// It came back frozen, because a pause of its node is still open.
-    pub frozen: bool,
-    /// The new process's state as the kernel reports it (`T` when stopped), read after the
-    /// restart: evidence that the pause it inherited took hold.
-    pub state: Option<char>,
-    /// The clock shift the new process was given, when shifts are open on its node and its
-    /// service's clock moves by a patched vDSO (a libfaketime server reads its file anew).
-    pub clock: Option<ClockEvidence>,
-}
-
-/// A pause of a server just ended.
-pub struct Thawed {
-    /// Whether the server runs again (no other pause holds it).
-    pub resumed: bool,
-    /// The server process's state as the kernel reports it afterwards.
-    pub state: Option<char>,
-}
-
-/// A server just killed.
-pub struct KilledServer {
-    pub pid: i32,
-    /// Its process is gone.
-    pub gone: bool,
-}
-
 pub struct Cluster {
     // Field order is drop order: processes first, then the links and files they use, then the
     // namespaces they live in.
@@ -92,6 +66,8 @@ pub struct Cluster {
     launches: BTreeMap<String, Launch>,
     /// The process running in each client node now.
     slots: BTreeMap<String, u64>,
+    /// The client node of every client process started, running or not.
+    client_nodes: BTreeMap<u64, String>,
     /// How many open pauses hold each server.
     frozen_servers: BTreeMap<String, usize>,
     /// When the harness killed each client it killed (ns since the run began, read before the
@@ -132,6 +108,7 @@ impl Cluster {
             endpoints: parts.endpoints,
             launches: parts.launches,
             slots: BTreeMap::new(),
+            client_nodes: BTreeMap::new(),
             frozen_servers: BTreeMap::new(),
             killed_clients: BTreeMap::new(),
             network: Default::default(),
@@ -221,112 +198,8 @@ impl Cluster {
         );
         self.children.add(Role::Client(process), child);
         self.slots.insert(slot.to_string(), process);
+        self.client_nodes.insert(process, slot.to_string());
         Ok(process)
-    }
-
-    /// Freezes a client process; `None` if it is not running, else whether it was seen stopped.
-    pub fn freeze_client(&mut self, process: u64) -> Result<Option<bool>> {
-        match self.children.pid(&Role::Client(process)) {
-            Some(pid) => freezer::freeze(pid).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    pub fn thaw_client(&mut self, process: u64) -> Result<()> {
-        match self.children.pid(&Role::Client(process)) {
-            Some(pid) => freezer::thaw(pid),
-            None => Ok(()),
-        }
-    }
-
-    /// Kills a client process at once, `now` being read before the kill; `None` if it was not
-    /// running, else whether it is gone.
-    pub fn kill_client(&mut self, process: u64, now: u64) -> Option<bool> {
-        let pid = self.children.kill(&Role::Client(process))?;
-        self.killed_clients.insert(process, now);
-        Some(!std::path::Path::new(&format!("/proc/{pid}")).exists())
-    }
-
-    /// When the harness killed this client, if it did (read before the kill).
-    pub fn killed_at(&self, process: u64) -> Option<u64> {
-        self.killed_clients.get(&process).copied()
-    }
-
-    /// Freezes a server. Pauses stack, and a pause of a server that is down (killed) holds it
-    /// when it restarts: `None` then, else whether it is (now or already) seen stopped.
-    pub fn freeze_server(&mut self, name: &str) -> Result<Option<bool>> {
-        let count = self.frozen_servers.entry(name.to_string()).or_insert(0);
-        *count += 1;
-        let first = *count == 1;
-        match self.children.pid(&Role::Server(name.to_string())) {
-            None => Ok(None),
-            Some(pid) if first => freezer::freeze(pid).map(Some),
-            Some(pid) => Ok(Some(freezer::state(pid) == Some('T'))),
-        }
-    }
-
-    /// Ends one pause of a server; it resumes only when no other pause holds it.
-    pub fn thaw_server(&mut self, name: &str) -> Result<Thawed> {
-        let pid = self.children.pid(&Role::Server(name.to_string()));
-        let count = self.frozen_servers.entry(name.to_string()).or_insert(0);
-        *count = count.saturating_sub(1);
-        let resumed = *count == 0;
-        if resumed {
-            self.frozen_servers.remove(name);
-            if let Some(pid) = pid {
-                freezer::thaw(pid)?;
-                // SIGCONT is asynchronous: give the kernel a moment to report the change.
-                let deadline = std::time::Instant::now() + Duration::from_millis(200);
-                while freezer::state(pid) == Some('T') && std::time::Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-            }
-        }
-        Ok(Thawed {
-            resumed,
-            state: pid.and_then(freezer::state),
-        })
-    }
-
-    /// Kills a server at once; `None` if it was not running.
-    pub fn kill_server(&mut self, name: &str) -> Option<KilledServer> {
-        let pid = self.children.kill(&Role::Server(name.to_string()))?;
-        // libfaketime leaves its shared memory behind when its process is killed.
-        crate::faketime::forget(pid);
-        self.forget_patch(name);
-        Some(KilledServer {
-            pid: pid.as_raw(),
-            gone: !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-        })
-    }
-
-    /// Restarts a killed server with its original launch. A pause still open on its node holds
-    /// the new process too.
-    pub fn restart_server(&mut self, name: &str) -> Result<Restarted> {
-        let launch = self
-            .launches
-            .get(name)
-            .with_context(|| format!("no server {name}"))?;
-        let child = launch.spawn(self.runtime.as_ref())?;
-        let faked = launch
-            .env
-            .iter()
-            .any(|(k, _)| k == "FAKETIME_TIMESTAMP_FILE");
-        let pid = self.children.add(Role::Server(name.to_string()), child);
-        if faked {
-            crate::faketime::register(&self.scratch.path, pid)?;
-        }
-        let clock = self.reshift_restarted(name, pid.as_raw());
-        let frozen = self.frozen_servers.get(name).is_some_and(|n| *n > 0);
-        if frozen {
-            freezer::freeze(pid)?;
-        }
-        Ok(Restarted {
-            pid: pid.as_raw(),
-            frozen,
-            state: freezer::state(pid),
-            clock,
-        })
     }
 
     /// Reads the resource's final state (its value and how many accesses it applied).

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::Cluster;
 use crate::delay_proxy::DelayLink;
-use crate::firewall::{self, Direction};
+use crate::firewall::Direction;
 
 /// One address in one of a node's firewall sets.
 type Blocked = (String, Direction, Ipv4Addr);
@@ -83,7 +83,7 @@ impl Cluster {
             }
         }
         for (name, entries) in added {
-            firewall::change(self.runtime.as_ref(), self.node(&name)?, "add", &entries)?;
+            self.runtime.block(self.node(&name)?, &entries)?;
         }
         Ok(())
     }
@@ -101,7 +101,7 @@ impl Cluster {
             }
         }
         for (name, entries) in deleted {
-            firewall::change(self.runtime.as_ref(), self.node(&name)?, "delete", &entries)?;
+            self.runtime.unblock(self.node(&name)?, &entries)?;
         }
         Ok(())
     }
@@ -122,11 +122,11 @@ impl Cluster {
 
     /// Drops `percent` of a node's packets, both ways.
     pub fn lose(&mut self, name: &str, percent: u8) -> Result<()> {
-        firewall::lose(self.runtime.as_ref(), self.node(name)?, percent)
+        self.runtime.lose(self.node(name)?, percent)
     }
 
     pub fn stop_loss(&mut self, name: &str) -> Result<()> {
-        firewall::stop_loss(self.runtime.as_ref(), self.node(name)?)
+        self.runtime.stop_loss(self.node(name)?)
     }
 
     /// Packets the firewall of these nodes has dropped so far.
@@ -134,7 +134,7 @@ impl Cluster {
         names
             .iter()
             .filter_map(|name| self.nodes.get(name))
-            .map(|node| firewall::dropped(self.runtime.as_ref(), node).unwrap_or(0))
+            .map(|node| self.runtime.dropped_packets(node).unwrap_or(0))
             .sum()
     }
 

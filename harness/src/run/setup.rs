@@ -20,7 +20,6 @@ use super::events::Workload;
 use crate::children::{read_ops, Children, Role};
 use crate::cluster::{ClientCommand, Cluster, Parts};
 use crate::config::RunConfig;
-use crate::firewall;
 use crate::history_log::HistoryLog;
 use crate::nemesis::window::RESOURCE_NODE;
 use crate::run::scheduler::Scheduler;
@@ -63,7 +62,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     let needs = config.needs();
     if needs.firewall {
         for node in nodes.values() {
-            firewall::install(runtime.as_ref(), node, config.faults.partition_mode)?;
+            runtime.install_firewall(node, config.faults.partition_mode)?;
         }
     }
     let servers: Vec<Node> = shape.servers.iter().map(|n| nodes[n].clone()).collect();

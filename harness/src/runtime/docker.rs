@@ -25,8 +25,12 @@ use nix::sched::{setns, CloneFlags};
 use nix::sys::signal::Signal;
 use serde_json::json;
 
+use super::leftovers::{Leftover, Removal};
 use super::netns::{ip, open_namespace, NetnsRuntime};
 use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
+
+#[path = "docker_leftovers.rs"]
+mod leftover_containers;
 
 /// The label every container of a run carries, with the run's prefix as its value.
 pub const PREFIX_LABEL: &str = "lockpick.prefix";
@@ -140,6 +144,14 @@ impl RuntimeKind for Docker {
             containers: Vec::new(),
             pids: BTreeMap::new(),
         }))
+    }
+
+    fn leftovers(&self, complain: &mut dyn FnMut(String)) -> Vec<Leftover> {
+        leftover_containers::containers(complain)
+    }
+
+    fn remove(&self, leftovers: &[Leftover], dry_run: bool) -> Removal {
+        leftover_containers::remove(leftovers, dry_run)
     }
 }
 
@@ -326,41 +338,6 @@ impl Drop for DockerRuntime {
             crate::tell!("lockpick: teardown: {problem}");
         }
     }
-}
-
-/// Containers of lockpick runs on this machine's engine, with their run's prefix; empty when
-/// there is no Docker engine to ask.
-pub fn leftover_containers() -> Vec<(String, String)> {
-    if crate::runtime::program::find_program("docker").is_none() {
-        return Vec::new();
-    }
-    // The label is whatever the container's creator wrote, newlines included: it comes as JSON.
-    let format = format!("{{{{.Names}}}} {{{{json (.Label \"{PREFIX_LABEL}\")}}}}");
-    let filter = format!("label={PREFIX_LABEL}");
-    let Ok(listing) = docker(&["ps", "--all", "--filter", &filter, "--format", &format]) else {
-        return Vec::new();
-    };
-    parse_leftovers(&listing)
-}
-
-/// (label, name) of each line of `docker ps` as `leftover_containers` asks for it. The label is
-/// not checked here: `clean` decides what counts as a run's.
-pub(crate) fn parse_leftovers(listing: &str) -> Vec<(String, String)> {
-    listing
-        .lines()
-        .filter_map(|line| line.split_once(' '))
-        .filter_map(|(name, label)| Some((serde_json::from_str(label).ok()?, name.to_string())))
-        .collect()
-}
-
-/// Removes containers by name, with whatever still runs in them.
-pub fn remove_containers(names: &[String]) -> Result<()> {
-    if names.is_empty() {
-        return Ok(());
-    }
-    let mut args = vec!["rm", "--force", "--volumes"];
-    args.extend(names.iter().map(String::as_str));
-    docker(&args).map(|_| ())
 }
 
 /// Runs the docker client with `args`; its standard output, or an error that names the command

@@ -5,15 +5,23 @@
 //! one by name, and the run's setup creates it through `find`.
 
 pub mod docker;
+pub mod leftovers;
 pub mod netns;
 pub mod program;
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
+use std::time::Duration;
 
 use anyhow::Result;
+use nix::unistd::Pid;
+
+use crate::firewall::{self, Direction, NodeNft, PartitionMode};
+use crate::freezer;
+
+use leftovers::{Leftover, Removal};
 
 /// The node the protected resource runs on.
 pub const RESOURCE_NODE: &str = "resource";
@@ -72,6 +80,96 @@ pub trait Runtime {
     /// Kills whatever still runs in the nodes and removes them and the network. Returns what
     /// could not be removed.
     fn teardown(&mut self) -> Vec<String>;
+
+    // What faults do to nodes. A process is the one a command of this runtime started on
+    // `node`, by the pid its child has here. The defaults serve runtimes whose processes run
+    // on this machine (netns, docker): signals, the kernel's word in /proc, nft inside the
+    // node's network; a runtime whose nodes live elsewhere overrides them. Every answer is what
+    // the node's kernel reports, not what was asked: the history's evidence.
+
+    /// Stops the process with its descendants (SIGSTOP); whether the kernel reported them all
+    /// stopped within a moment.
+    fn freeze(&self, _node: &Node, pid: Pid) -> Result<bool> {
+        freezer::freeze(pid)
+    }
+
+    /// Resumes the process and its descendants (SIGCONT); one already gone needs no resuming.
+    fn thaw(&self, _node: &Node, pid: Pid) -> Result<()> {
+        freezer::thaw(pid)
+    }
+
+    /// The process's state letter as its kernel reports it (`T` stopped, `Z` a zombie), `None`
+    /// when it has none.
+    fn process_state(&self, _node: &Node, pid: Pid) -> Option<char> {
+        freezer::state(pid)
+    }
+
+    /// The process's state once a resume has had a moment to show: SIGCONT is asynchronous.
+    fn resumed_state(&self, node: &Node, pid: Pid) -> Option<char> {
+        let deadline = std::time::Instant::now() + Duration::from_millis(200);
+        while self.process_state(node, pid) == Some('T') && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.process_state(node, pid)
+    }
+
+    /// Kills the process with its descendants at once (SIGKILL) and reaps it; whether it is
+    /// gone afterwards.
+    fn kill(&self, _node: &Node, child: &mut Child) -> bool {
+        let pid = freezer::kill_tree(child);
+        !Path::new(&format!("/proc/{pid}")).exists()
+    }
+
+    /// Gives the node its firewall, nothing blocked yet: what a partition (`mode`) does to the
+    /// packets it stops, and a chain for packet loss.
+    fn install_firewall(&self, node: &Node, mode: PartitionMode) -> Result<()> {
+        with_nft(self, node, |nft| firewall::install(nft, mode))
+    }
+
+    /// Stops the node hearing from (`In`) or sending to (`Out`) these addresses.
+    fn block(&self, node: &Node, entries: &[(Direction, Ipv4Addr)]) -> Result<()> {
+        with_nft(self, node, |nft| firewall::change(nft, "add", entries))
+    }
+
+    /// Lifts blocks of `block`.
+    fn unblock(&self, node: &Node, entries: &[(Direction, Ipv4Addr)]) -> Result<()> {
+        with_nft(self, node, |nft| firewall::change(nft, "delete", entries))
+    }
+
+    /// Drops `percent` of the node's packets, both ways.
+    fn lose(&self, node: &Node, percent: u8) -> Result<()> {
+        with_nft(self, node, |nft| firewall::lose(nft, percent))
+    }
+
+    /// Ends the node's packet loss.
+    fn stop_loss(&self, node: &Node) -> Result<()> {
+        with_nft(self, node, firewall::stop_loss)
+    }
+
+    /// Packets the node's firewall has dropped or rejected since it was installed.
+    fn dropped_packets(&self, node: &Node) -> Result<u64> {
+        with_nft(self, node, firewall::dropped)
+    }
+
+    /// Sets the wall clock of a server that runs under libfaketime with the timestamp `file`
+    /// to true time plus `offset_ms`: the file is the host's, seen by the server at the same
+    /// path.
+    fn set_faketime_offset(&self, _node: &Node, file: &Path, offset_ms: i64) -> Result<()> {
+        crate::faketime::set_offset(file, offset_ms)
+    }
+}
+
+/// Runs `act` with the node's `nft` as `runtime` runs it (inside the node's network).
+fn with_nft<R: Runtime + ?Sized, T>(
+    runtime: &R,
+    node: &Node,
+    act: impl FnOnce(&NodeNft) -> Result<T>,
+) -> Result<T> {
+    let nft = || runtime.command(node, Path::new("nft"));
+    act(&NodeNft {
+        name: &node.name,
+        nft: &nft,
+    })
 }
 
 /// What a runtime is created with.
@@ -126,6 +224,15 @@ pub trait RuntimeKind: Sync {
     }
 
     fn create(&self, settings: &RuntimeSettings) -> Result<Box<dyn Runtime>>;
+
+    /// What runs of this runtime left on this machine, of every run prefix; nothing when the
+    /// runtime has nothing to ask (no engine). `complain` hears of what carries a run's mark
+    /// but cannot be a run's (it is left alone).
+    fn leftovers(&self, complain: &mut dyn FnMut(String)) -> Vec<Leftover>;
+
+    /// Removes leftovers of one run, all of them in its record and its controller gone (on a
+    /// `dry_run`, only says what it would remove).
+    fn remove(&self, leftovers: &[Leftover], dry_run: bool) -> Removal;
 }
 
 pub static RUNTIMES: &[&dyn RuntimeKind] = &[&netns::Netns, &docker::Docker];
@@ -143,3 +250,7 @@ impl std::fmt::Debug for dyn RuntimeKind {
         f.write_str(self.name())
     }
 }
+
+#[cfg(test)]
+#[path = "node_verbs_tests.rs"]
+mod node_verbs_tests;

@@ -15,6 +15,7 @@ use nix::sched::{setns, CloneFlags};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+use super::leftovers::{Leftover, Removal};
 use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
 use crate::run_cgroup::{self, RunCgroup};
 
@@ -45,6 +46,46 @@ impl RuntimeKind for Netns {
             settings.prefix,
             settings.subnet,
         )?))
+    }
+
+    /// The run's namespaces. Its bridge, veths and nft tables live inside them (the host's
+    /// namespace gains none), so they go with them.
+    fn leftovers(&self, _complain: &mut dyn FnMut(String)) -> Vec<Leftover> {
+        list_namespaces()
+            .into_iter()
+            .filter_map(|ns| {
+                Some(Leftover {
+                    prefix: crate::run_prefix::prefix_of(&ns)?.to_string(),
+                    record: format!("namespace {ns}"),
+                    pids: pids_in(&ns),
+                    name: ns,
+                })
+            })
+            .collect()
+    }
+
+    fn remove(&self, leftovers: &[Leftover], dry_run: bool) -> Removal {
+        let mut removal = Removal::default();
+        for Leftover { name, pids, .. } in leftovers {
+            let count = pids.len();
+            if dry_run {
+                removal.said.push(format!(
+                    "would remove namespace {name} and {count} process(es) in it"
+                ));
+                continue;
+            }
+            kill_everything_in(name);
+            match ip(&["netns", "del", name]) {
+                Ok(()) => {
+                    removal.said.push(format!(
+                        "removed namespace {name} ({count} process(es) killed)"
+                    ));
+                    removal.namespaces += 1;
+                }
+                Err(e) => removal.failed.push(format!("{e:#}")),
+            }
+        }
+        removal
     }
 }
 
@@ -203,7 +244,7 @@ pub fn open_namespace(name: &str) -> Result<File> {
 
 /// Resumes and kills every process still in a namespace: a namespace (and its veth) only goes
 /// away when nothing runs in it, and a frozen process must not stay frozen.
-pub fn kill_everything_in(namespace: &str) {
+fn kill_everything_in(namespace: &str) {
     for pid in pids_in(namespace) {
         let _ = kill(pid, Signal::SIGCONT);
         let _ = kill(pid, Signal::SIGKILL);
@@ -211,7 +252,7 @@ pub fn kill_everything_in(namespace: &str) {
 }
 
 /// Processes whose network namespace is `namespace`.
-pub fn pids_in(namespace: &str) -> Vec<Pid> {
+fn pids_in(namespace: &str) -> Vec<Pid> {
     let Ok(output) = Command::new("ip")
         .args(["netns", "pids", namespace])
         .stderr(Stdio::null())
@@ -227,7 +268,7 @@ pub fn pids_in(namespace: &str) -> Vec<Pid> {
 }
 
 /// Namespaces on this machine, by name.
-pub fn list_namespaces() -> Vec<String> {
+fn list_namespaces() -> Vec<String> {
     let Ok(output) = Command::new("ip").args(["netns", "list"]).output() else {
         return Vec::new();
     };
