@@ -188,7 +188,8 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                     cgroup.display()
                 ));
             } else {
-                match crate::run_cgroup::kill_and_remove(&cgroup) {
+                let deadline = std::time::Instant::now() + crate::run_cgroup::TEARDOWN_WAIT;
+                match crate::run_cgroup::kill_and_remove(&cgroup, deadline) {
                     Ok(()) => say(format_args!(
                         "{prefix}: killed and removed {}",
                         cgroup.display()

@@ -81,6 +81,13 @@ fn dispatch(cli: Cli) -> Result<u8> {
                     lockpick_checkers::story::seconds(at)
                 );
             }
+            if !finished.left_behind.is_empty() {
+                tell!(
+                    "lockpick: error: teardown left part of the run behind (see above); \
+                     `lockpick clean` removes it once it can"
+                );
+                return Ok(EXIT_CRASH);
+            }
             // The verdict was decided once, before any output was written.
             Ok(finished.results.valid.exit_code() as u8)
         }

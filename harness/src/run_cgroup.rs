@@ -4,19 +4,29 @@
 //! host's network namespace through `/proc/<pid>/ns/net`). At teardown, `cgroup.kill` ends
 //! them all at once, so no descendant outlives the run; `clean` does the same for a crashed
 //! run, by the path its record names.
+//!
+//! SIGKILL is not instant: a process dies when it next runs in the kernel, which on a loaded
+//! machine (or for one stuck in an uninterruptible wait) can take seconds. Teardown therefore
+//! waits until the cgroup is empty, under a bound, and says which processes outlived the bound
+//! rather than letting lockpick exit quietly beside them.
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
-/// A run's cgroup, removed (its processes killed) on drop.
+/// How long teardown waits, in all, for a run's killed processes to be gone.
+pub const TEARDOWN_WAIT: Duration = Duration::from_secs(30);
+
+/// A run's cgroup, removed (its processes killed) by [`RunCgroup::remove`], else on drop.
 pub struct RunCgroup {
     path: PathBuf,
     /// Its `cgroup.procs`, open before any fork: a child writes itself there.
     procs: File,
+    /// `remove` ran (whatever it found): dropping does not try again.
+    removed: bool,
 }
 
 impl RunCgroup {
@@ -36,7 +46,22 @@ impl RunCgroup {
             .write(true)
             .open(path.join("cgroup.procs"))
             .with_context(|| format!("cannot open {}/cgroup.procs", path.display()))?;
-        Ok(Some(RunCgroup { path, procs }))
+        Ok(Some(RunCgroup {
+            path,
+            procs,
+            removed: false,
+        }))
+    }
+
+    /// Kills every process of the run and removes the cgroup once they are all gone; an error
+    /// names those still alive at `deadline` (the cgroup is left for `clean`).
+    pub fn remove(&mut self, deadline: Instant) -> Result<()> {
+        self.removed = true;
+        kill_and_remove(&self.path, deadline)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The descriptor a child writes itself into (see [`enter`]).
@@ -47,7 +72,10 @@ impl RunCgroup {
 
 impl Drop for RunCgroup {
     fn drop(&mut self) {
-        if let Err(e) = kill_and_remove(&self.path) {
+        if self.removed {
+            return;
+        }
+        if let Err(e) = kill_and_remove(&self.path, Instant::now() + TEARDOWN_WAIT) {
             eprintln!("lockpick: teardown: {e:#}");
         }
     }
@@ -62,19 +90,49 @@ pub fn enter(procs: RawFd) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Kills every process in the cgroup at `path`, waits (up to 5 s) until it is empty, and
-/// removes it.
-pub fn kill_and_remove(path: &Path) -> Result<()> {
+/// Kills every process in the cgroup at `path`, waits until it is empty (up to `deadline`),
+/// and removes it. The kill is repeated every second meanwhile: the kernel kills what forks
+/// during a kill, but a repeat costs nothing and ends whatever a race let through.
+pub fn kill_and_remove(path: &Path, deadline: Instant) -> Result<()> {
     if !path.exists() {
         return Ok(());
     }
-    std::fs::write(path.join("cgroup.kill"), "1")
-        .with_context(|| format!("cannot kill {}", path.display()))?;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while populated(path) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
+    loop {
+        std::fs::write(path.join("cgroup.kill"), "1")
+            .with_context(|| format!("cannot kill {}", path.display()))?;
+        let round = deadline.min(Instant::now() + Duration::from_secs(1));
+        while populated(path) && Instant::now() < round {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !populated(path) {
+            break;
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "processes of the run still alive after SIGKILL, in {}: {}",
+                path.display(),
+                survivors(path).join(", ")
+            );
+        }
     }
     std::fs::remove_dir(path).with_context(|| format!("cannot remove {}", path.display()))
+}
+
+/// The processes still in the cgroup, as `pid (name, state X)`.
+fn survivors(path: &Path) -> Vec<String> {
+    let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
+    procs
+        .split_whitespace()
+        .map(|pid| {
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            let state = pid
+                .parse()
+                .ok()
+                .and_then(|p| crate::freezer::state(nix::unistd::Pid::from_raw(p)))
+                .unwrap_or('?');
+            format!("{pid} ({}, state {state})", name.trim())
+        })
+        .collect()
 }
 
 fn populated(path: &Path) -> bool {

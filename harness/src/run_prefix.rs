@@ -42,6 +42,8 @@ pub struct RunPrefix {
     pub name: String,
     lock_path: PathBuf,
     lock: Flock<File>,
+    /// Teardown left part of the run behind: its record of what it made stays, for `clean`.
+    keep_record: bool,
 }
 
 /// A process, told apart from a later one that reuses its pid by its start time.
@@ -116,6 +118,7 @@ impl RunPrefix {
                 name,
                 lock_path,
                 lock,
+                keep_record: false,
             };
             prefix.record_controller()?;
             return Ok(prefix);
@@ -141,10 +144,20 @@ impl RunPrefix {
     }
 }
 
+impl RunPrefix {
+    /// Keeps the record of what the run made when the prefix goes: teardown could not remove
+    /// all of it, and `clean` finds the rest (a cgroup still holding a process) only there.
+    pub fn keep_record(&mut self) {
+        self.keep_record = true;
+    }
+}
+
 impl Drop for RunPrefix {
     fn drop(&mut self) {
         let _ = fs::remove_file(controller_path(&self.name));
-        let _ = fs::remove_file(made_path(&self.name));
+        if !self.keep_record {
+            let _ = fs::remove_file(made_path(&self.name));
+        }
         let _ = fs::remove_file(&self.lock_path);
     }
 }

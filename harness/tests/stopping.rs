@@ -198,3 +198,75 @@ fn clean_leaves_a_live_run_alone_when_its_lock_file_is_gone() {
     let result = finished(store.path(), run.wait());
     assert!(result.results["malformed"].is_null());
 }
+
+/// A client program that says its hello and then freezes itself in a cgroup v1 freezer group,
+/// where SIGKILL cannot end it until the group thaws: a stand-in for a process of the run that
+/// a loaded machine (or an uninterruptible wait) keeps alive past teardown's bound.
+fn self_freezing_program(dir: &Path, group: &Path) -> std::path::PathBuf {
+    let program = dir.join("freeze-myself.sh");
+    let script = format!(
+        "#!/bin/sh\necho '{{\"protocol\": 1, \"library\": \"frozen\"}}'\n\
+         echo $$ > {group}/cgroup.procs\necho FROZEN > {group}/freezer.state\nsleep 600\n",
+        group = group.display()
+    );
+    std::fs::write(&program, script).unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&program, executable).unwrap();
+    program
+}
+
+#[test]
+fn a_run_whose_process_outlives_teardown_says_so_and_exits_255() {
+    let freezer = Path::new("/sys/fs/cgroup/freezer");
+    if !freezer.join("cgroup.procs").exists() {
+        eprintln!("no cgroup v1 freezer on this machine: skipped");
+        return;
+    }
+    let group = freezer.join(format!("lockpick-stopping-{}", std::process::id()));
+    std::fs::create_dir(&group).unwrap();
+    let scripts = tempfile::tempdir().unwrap();
+    let program = self_freezing_program(scripts.path(), &group);
+    let store = tempfile::tempdir().unwrap();
+    let output = lockpick()
+        .args(["run", "--clients", "1", "--time-limit", "3s", "--lock"])
+        .arg(format!("exec:redis:{}", program.display()))
+        .arg("--store")
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let frozen = std::fs::read_to_string(group.join("cgroup.procs")).unwrap();
+    // Thawed, the frozen programs die of the SIGKILL they already have; then `clean` removes
+    // the cgroup teardown had to leave. All before any assertion: a failure leaves nothing.
+    std::fs::write(group.join("freezer.state"), "THAWED").unwrap();
+    wait_for(
+        "the thawed programs to die",
+        Duration::from_secs(10),
+        || std::fs::read_to_string(group.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty()),
+    );
+    std::fs::remove_dir(&group).unwrap();
+    let dir = store.path().join("latest").canonicalize().unwrap();
+    let prefix = common::run_identity(&dir).0;
+    let clean = lockpick()
+        .args(["clean", "--prefix", &prefix])
+        .output()
+        .unwrap();
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !frozen.trim().is_empty(),
+        "no program froze itself\n{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(255), "{stderr}");
+    for pid in frozen.split_whitespace() {
+        assert!(
+            stderr.contains(&format!("{pid} (")),
+            "process {pid} outlived teardown unnamed\n{stderr}"
+        );
+    }
+    assert!(
+        dir.join("results.json").exists(),
+        "the results were not written"
+    );
+    assert!(clean.status.success());
+    common::assert_prefix_gone(&prefix);
+}

@@ -177,24 +177,21 @@ impl NodeLeases {
     }
 }
 
-/// The nodes whose request's outcome is unknown: they may apply it at any later moment.
-fn unanswered(outcomes: &[Outcome<bool>]) -> impl Iterator<Item = usize> + '_ {
-    outcomes
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| matches!(o, Outcome::Info(_)))
-        .map(|(i, _)| i)
+impl NodeLeases {
+    /// One round of extensions on every node, as `gone_by_as_answered` gives them: records it,
+    /// and judges what it did to the lease, whose bounds are `bounds` but for the expiry bound,
+    /// which only what the nodes can still hold decides (none when a quorum may apply a request
+    /// late).
+    pub fn extend(&mut self, answers: &[Outcome<Option<u64>>], mut bounds: Lease) -> Renewed {
+        self.record(answers);
+        bounds.expires_by = self.expires_by();
+        judge_extension(&granted(answers), bounds)
+    }
 }
 
-/// What one round of extensions on every node did to the lease. `maybe_late` gathers the nodes
-/// that may still apply one of this grant's requests later: after the lease's expiry bound only
-/// they can hold our key, so the bound holds while they are fewer than a quorum.
-pub fn judge_extension(
-    outcomes: &[Outcome<bool>],
-    maybe_late: &mut BTreeSet<usize>,
-    bounds: Lease,
-) -> Renewed {
-    maybe_late.extend(unanswered(outcomes));
+/// What one round of extensions on every node did to the lease, `lease` being its bounds if
+/// the round extended it.
+fn judge_extension(outcomes: &[Outcome<bool>], lease: Lease) -> Renewed {
     let quorum = quorum(outcomes.len());
     let count = |want: bool| {
         outcomes
@@ -203,12 +200,8 @@ pub fn judge_extension(
             .count()
     };
     let (extended, gone) = (count(true), count(false));
-    let unknown = unanswered(outcomes).next().is_some();
+    let unknown = outcomes.iter().any(|o| matches!(o, Outcome::Info(_)));
     if extended >= quorum {
-        let mut lease = bounds;
-        if maybe_late.len() >= quorum {
-            lease.expires_by = None;
-        }
         Renewed::Extended(lease)
     } else if gone >= quorum {
         if extended > 0 || unknown {
@@ -265,11 +258,9 @@ impl LockClient for Redlock {
                         gone_by_as_answered(node.extend_if_equal(&key, &handle, ttl), clock)
                     });
                     let completion = clock.now();
-                    let mut bounds =
+                    let bounds =
                         Lease::set_between(invoke, completion, ttl, drift(ttl), drift(ttl));
-                    leases.record(&answers);
-                    bounds.expires_by = leases.expires_by();
-                    judge_extension(&granted(&answers), &mut leases.maybe_late, bounds)
+                    leases.extend(&answers, bounds)
                 },
             ));
             return Outcome::Ok(Grant {

@@ -89,6 +89,8 @@ fn start_once(lock: &dyn Lock, logs: &std::path::Path) -> Result<Duration> {
     let elapsed = started.elapsed();
     children.stop_all(Duration::from_secs(3));
     drop(scratch);
-    runtime.teardown();
+    for problem in runtime.teardown() {
+        crate::tell!("lockpick: teardown: {problem}");
+    }
     Ok(elapsed)
 }

@@ -324,9 +324,12 @@ impl Workload {
         bail!("the clients' output did not close after they were stopped")
     }
 
-    pub fn teardown(&mut self) {
-        for problem in self.cluster.teardown() {
+    /// Tears the cluster down; returns (and tells) what it left behind.
+    pub fn teardown(&mut self) -> Vec<String> {
+        let left_behind = self.cluster.teardown();
+        for problem in &left_behind {
             crate::tell!("lockpick: teardown: {problem}");
         }
+        left_behind
     }
 }

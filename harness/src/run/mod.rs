@@ -41,6 +41,9 @@ pub struct Finished {
     pub interrupted: bool,
     /// Clients that exited on their own with an error, as "client 3 exited with …".
     pub crashed_clients: Vec<String>,
+    /// What teardown could not end or remove (a process still alive, a node): the run's
+    /// results stand, but the command fails, since something of the run may still act.
+    pub left_behind: Vec<String>,
     /// The model the checkers judged (empty if the history was malformed).
     pub model: Model,
     /// What the report read off the history beside the model (setup, times, acquire latencies).
@@ -76,7 +79,7 @@ struct RunInfo<'a> {
 /// Runs one test and checks its history. `interrupt` is set by Ctrl-C or SIGTERM.
 pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     preflight(config)?;
-    let prefix = RunPrefix::claim()?;
+    let mut prefix = RunPrefix::claim()?;
     let files = [
         (store::COMMAND, shell_words::join(&config.command) + "\n"),
         (store::CONFIG, serde_json::to_string_pretty(config)? + "\n"),
@@ -98,7 +101,10 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
     let decider = (config.until == crate::cli::Until::Decided)
         .then(|| decided::Decider::new(dir.join(store::HISTORY)));
     let outcome = workload.execute(config, &interrupt, decider);
-    workload.teardown();
+    let left_behind = workload.teardown();
+    if !left_behind.is_empty() {
+        prefix.keep_record();
+    }
     let interrupted = outcome?;
     let crashed_clients = std::mem::take(&mut workload.crashed_clients);
     drop(workload);
@@ -134,6 +140,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         results: loaded.results,
         interrupted,
         crashed_clients,
+        left_behind,
         model: loaded.model,
         history: loaded.history,
     })

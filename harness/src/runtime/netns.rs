@@ -9,6 +9,7 @@ use std::net::Ipv4Addr;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use nix::sched::{setns, CloneFlags};
@@ -98,6 +99,8 @@ pub struct NetnsRuntime {
     nodes: Vec<Node>,
     /// Where every process it starts goes, so that none outlives the run.
     cgroup: Option<RunCgroup>,
+    /// How long teardown waits, in all, for the run's killed processes to be gone.
+    teardown_wait: Duration,
 }
 
 impl NetnsRuntime {
@@ -111,6 +114,7 @@ impl NetnsRuntime {
             namespaces: Vec::new(),
             nodes: Vec::new(),
             cgroup: RunCgroup::create(prefix)?,
+            teardown_wait: run_cgroup::TEARDOWN_WAIT,
         };
         crate::run_prefix::record_made(prefix, &format!("namespace {switch}"))?;
         ip(&["netns", "add", &switch])?;
@@ -166,12 +170,20 @@ impl Runtime for NetnsRuntime {
 
     fn teardown(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
-        // Every descendant at once, wherever it went; then the namespaces, now empty.
-        if let Some(cgroup) = self.cgroup.take() {
-            drop(cgroup);
+        // One deadline for all of it: a process that outlives it is reported, not waited for
+        // again at every later step.
+        let deadline = Instant::now() + self.teardown_wait;
+        // Every descendant at once, wherever it went; then the namespaces, which should be
+        // empty by now (and are all there is on a machine without a cgroup of ours).
+        if let Some(mut cgroup) = self.cgroup.take() {
+            if let Err(e) = cgroup.remove(deadline) {
+                problems.push(format!("{e:#}"));
+            }
         }
         for ns in self.namespaces.drain(..).rev() {
-            kill_everything_in(&ns);
+            if let Err(e) = end_everything_in(&ns, deadline) {
+                problems.push(format!("{e:#}"));
+            }
             if let Err(e) = ip(&["netns", "del", &ns]) {
                 problems.push(format!("{e:#}"));
             }
@@ -182,6 +194,12 @@ impl Runtime for NetnsRuntime {
 }
 
 impl NetnsRuntime {
+    /// Makes teardown wait at most `wait` for the run's killed processes (a test's bound).
+    pub fn with_teardown_wait(mut self, wait: Duration) -> NetnsRuntime {
+        self.teardown_wait = wait;
+        self
+    }
+
     /// The run's cgroup, for a command to enter between fork and exec.
     pub fn cgroup_procs(&self) -> Option<std::os::fd::RawFd> {
         self.cgroup.as_ref().map(RunCgroup::procs)
@@ -251,6 +269,26 @@ fn kill_everything_in(namespace: &str) {
     }
 }
 
+/// Kills every process in a namespace and waits until none is left (up to `deadline`); an
+/// error names those still there then.
+pub fn end_everything_in(namespace: &str, deadline: Instant) -> Result<()> {
+    loop {
+        let left = pids_in(namespace);
+        if left.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            let pids: Vec<String> = left.iter().map(Pid::to_string).collect();
+            bail!(
+                "processes still alive in namespace {namespace} after SIGKILL: {}",
+                pids.join(", ")
+            );
+        }
+        kill_everything_in(namespace);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Processes whose network namespace is `namespace`.
 fn pids_in(namespace: &str) -> Vec<Pid> {
     let Ok(output) = Command::new("ip")
@@ -295,3 +333,7 @@ pub fn ip(args: &[&str]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "netns_teardown_tests.rs"]
+mod tests;

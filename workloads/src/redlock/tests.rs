@@ -62,47 +62,56 @@ fn fewer_holders_than_a_quorum_end_by_the_latest() {
 
 #[test]
 fn a_majority_extends_the_lease_with_its_bounds() {
-    let mut late = BTreeSet::new();
-    let renewed = judge_extension(&outcomes("yyyfi"), &mut late, BOUNDS);
+    let mut leases = NodeLeases::new(5);
+    let renewed = leases.extend(&answers("yyyfi", &[20, 20, 20, 0, 0]), BOUNDS);
+    // The unanswered node counts as holding the key for ever; the third latest is still 20.
     assert_eq!(renewed, Renewed::Extended(BOUNDS));
-    assert_eq!(late, BTreeSet::from([4]));
+    assert_eq!(leases.maybe_late, BTreeSet::from([4]));
 }
 
 #[test]
 fn a_quorum_of_unanswered_nodes_unbounds_the_lease() {
-    let mut late = BTreeSet::from([0, 1]);
-    let renewed = judge_extension(&outcomes("yyyyi"), &mut late, BOUNDS);
+    let mut leases = NodeLeases::new(5);
+    leases.record(&answers("iifff", &[0; 5]));
+    let renewed = leases.extend(&answers("yyyyi", &[20, 20, 20, 20, 0]), BOUNDS);
     let unbounded = Lease {
         expires_by: None,
         ..BOUNDS
     };
     assert_eq!(renewed, Renewed::Extended(unbounded));
+    assert_eq!(leases.maybe_late, BTreeSet::from([0, 1, 4]));
 }
 
 #[test]
 fn a_majority_that_lost_our_key_ends_the_renewals() {
-    let mut late = BTreeSet::new();
+    let mut leases = NodeLeases::new(5);
     assert_eq!(
-        judge_extension(&outcomes("nnnff"), &mut late, BOUNDS),
+        leases.extend(&answers("nnnff", &[0; 5]), BOUNDS),
         Renewed::Lost
     );
     assert_eq!(
-        judge_extension(&outcomes("nnnyf"), &mut late, BOUNDS),
+        leases.extend(&answers("nnnyf", &[0, 0, 0, 20, 0]), BOUNDS),
         Renewed::GaveUp
     );
 }
 
 #[test]
 fn a_minority_extension_leaves_the_lease_unknown() {
-    let mut late = BTreeSet::new();
+    let mut leases = NodeLeases::new(5);
     assert_eq!(
-        judge_extension(&outcomes("yyfff"), &mut late, BOUNDS),
+        leases.extend(&answers("yyfff", &[20, 20, 0, 0, 0]), BOUNDS),
         Renewed::Unknown
     );
     assert_eq!(
-        judge_extension(&outcomes("fffff"), &mut late, BOUNDS),
+        leases.extend(&answers("fffff", &[0; 5]), BOUNDS),
         Renewed::Unchanged
     );
+    // A round whose only news is an unanswered node is unknown too, and that node stays late.
+    assert_eq!(
+        leases.extend(&answers("fffif", &[0; 5]), BOUNDS),
+        Renewed::Unknown
+    );
+    assert_eq!(leases.maybe_late, BTreeSet::from([3]));
 }
 
 #[test]
