@@ -177,7 +177,7 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
         // Whatever of the run still runs, wherever it went: its cgroup, by its record.
         for cgroup in made
             .iter()
-            .filter_map(|l| crate::run_cgroup::recorded(prefix, l))
+            .filter_map(|l| crate::processes::cgroup::recorded(prefix, l))
         {
             if !cgroup.exists() {
                 continue;
@@ -188,8 +188,8 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                     cgroup.display()
                 ));
             } else {
-                let deadline = std::time::Instant::now() + crate::run_cgroup::TEARDOWN_WAIT;
-                match crate::run_cgroup::kill_and_remove(&cgroup, deadline) {
+                let deadline = std::time::Instant::now() + crate::processes::cgroup::TEARDOWN_WAIT;
+                match crate::processes::cgroup::kill_and_remove(&cgroup, deadline) {
                     Ok(()) => say(format_args!(
                         "{prefix}: killed and removed {}",
                         cgroup.display()
@@ -210,7 +210,7 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
                 say(format_args!("{prefix}: would remove {}", path.display()))
             }
             Some((path, Ownership::Ours)) => {
-                crate::faketime::forget_all(path);
+                crate::runtime::faketime::forget_all(path);
                 match fs::remove_dir_all(path) {
                     Ok(()) => say(format_args!("{prefix}: removed {}", path.display())),
                     Err(e) => complain(format_args!(

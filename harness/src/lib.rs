@@ -2,39 +2,47 @@
 //! in here, and the unit tests reach the scheduler, the schedule and the catalogues directly.
 //!
 //! Data flows one way: `cli` (flags as plain data) → `config` (validated, consulting the
-//! catalogues in `locks` and `nemesis`) → `run` (preflight, setup, events, teardown) over a
-//! `runtime` and a `service`, with the `scheduler` driving the nemeses through the `cluster`'s
-//! verbs → the history → the checkers → one verdict → `report`, `summary`, `compare`.
+//! catalogues in `locks`, `service`, `nemesis` and `runtime`) → `schedule` (the seeded plan) →
+//! `run` (preflight, setup, events with its scheduler, teardown) over a `runtime`'s nodes and a
+//! `service`'s servers, the nemeses acting through the `cluster`'s verbs → the history
+//! (`history_log`) → the checkers → one verdict → `report`, `store`, `compare`. The modules
+//! below are grouped in that order.
 
+// The command line and the configuration it becomes.
 pub mod bad_input;
-pub mod bench;
-pub mod children;
-pub mod clean;
 pub mod cli;
-pub mod client;
-pub mod clock_shift;
-pub mod cluster;
-pub mod compare;
 pub mod config;
-pub mod delay_proxy;
-pub mod faketime;
-pub mod files;
-pub mod firewall;
-pub mod freezer;
-pub mod history_log;
+
+// The catalogues: what a run can be made of, each entry self-describing.
 pub mod locks;
 pub mod nemesis;
-pub mod protocol_check;
-pub mod report;
-pub mod resource;
-pub mod run;
-pub mod run_cgroup;
-pub mod run_prefix;
 pub mod runtime;
-pub mod schedule;
-pub mod scratch;
 pub mod service;
-pub mod shrink;
+
+// The plan, and one run of it.
+pub mod run;
+pub mod schedule;
 pub mod stable_hash;
+
+// What a run sets up and acts through.
+pub mod clock_shift;
+pub mod cluster;
+pub mod processes;
+pub mod resource;
+pub mod run_prefix;
+pub mod scratch;
+
+// What a run leaves: its history, its stored folder, its reports.
+pub mod files;
+pub mod history_log;
+pub mod report;
 pub mod store;
 pub mod text;
+
+// The other commands.
+pub mod bench;
+pub mod clean;
+pub mod client;
+pub mod compare;
+pub mod protocol_check;
+pub mod shrink;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::faketime;
+use crate::runtime::faketime;
 
 /// Where runs keep their in-memory files, each under its prefix.
 pub const SCRATCH_ROOT: &str = "/dev/shm";

@@ -15,8 +15,8 @@ use nix::time::{clock_gettime, ClockId};
 use serde::Serialize;
 
 use super::generate::{self, Shape};
-use crate::children::{read_ops, Event, Role};
 use crate::history_log::{Follower, HistoryLog};
+use crate::processes::children::{read_ops, Event, Role};
 
 #[derive(Debug, Serialize)]
 pub struct ReportRow {

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::children::Children;
+use crate::processes::children::Children;
 use serde::Serialize;
 
 use crate::locks::{Lock, LOCKS};

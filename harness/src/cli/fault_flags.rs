@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::values::duration_word;
-use crate::firewall::PartitionMode;
+use crate::runtime::firewall::PartitionMode;
 
 /// The mean quiet time between two faults when `--fault-interval` is not given.
 pub const DEFAULT_FAULT_INTERVAL: &str = "1s";

@@ -11,7 +11,7 @@ mod protocol_check_args;
 mod shrink_args;
 mod values;
 
-pub use crate::firewall::PartitionMode;
+pub use crate::runtime::firewall::PartitionMode;
 pub use compare_args::{CellKnobs, CompareArgs, MergeArgs};
 pub use fault_flags::{FaultFlags, DEFAULT_FAULT_INTERVAL, DEFAULT_LOSS};
 pub use protocol_check_args::ProtocolCheckArgs;

@@ -19,9 +19,9 @@ use serde_json::{json, Value};
 
 use super::clock::ClockEvidence;
 use super::Cluster;
-use crate::children::Role;
-use crate::freezer;
 use crate::locks::ClientClockMover;
+use crate::processes::children::Role;
+use crate::processes::freezer;
 
 /// What a skew (or its end) was seen to do.
 pub enum SkewEvidence {

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 
 use super::clock_vdso::{self, PatchedProcesses};
 use super::Cluster;
-use crate::children::Role;
-use crate::faketime;
+use crate::processes::children::Role;
+use crate::runtime::faketime;
 use crate::service::entry::ClockMover;
 
 /// One open shift of some servers' clocks.

@@ -9,6 +9,7 @@
 mod client_clock;
 mod clock;
 mod clock_vdso;
+pub mod delay_proxy;
 mod network;
 mod process_faults;
 
@@ -28,8 +29,8 @@ pub use clock::{ClockEvidence, ClockShift};
 pub use network::Links;
 pub use process_faults::{KilledServer, Restarted, Thawed};
 
-use crate::children::{read_ops, Children, Event, Role};
-use crate::delay_proxy::DelayLink;
+use crate::cluster::delay_proxy::DelayLink;
+use crate::processes::children::{read_ops, Children, Event, Role};
 use crate::runtime::{Node, Runtime};
 use crate::scratch::Scratch;
 use crate::service::entry::ClockMover;

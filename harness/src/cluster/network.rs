@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::Cluster;
-use crate::delay_proxy::DelayLink;
-use crate::firewall::Direction;
+use crate::cluster::delay_proxy::DelayLink;
+use crate::runtime::firewall::Direction;
 
 /// One address in one of a node's firewall sets.
 type Blocked = (String, Direction, Ipv4Addr);

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use nix::unistd::Pid;
 
 use super::{ClockEvidence, Cluster};
-use crate::children::Role;
+use crate::processes::children::Role;
 use crate::runtime::Node;
 
 /// A server just restarted.
@@ -117,7 +117,7 @@ impl Cluster {
         let pid = spawned.pid();
         let gone = self.runtime.kill(&node, &mut spawned.child);
         // libfaketime leaves its shared memory behind when its process is killed.
-        crate::faketime::forget(pid);
+        crate::runtime::faketime::forget(pid);
         self.forget_patch(name);
         Some(KilledServer {
             pid: pid.as_raw(),
@@ -139,7 +139,7 @@ impl Cluster {
             .any(|(k, _)| k == "FAKETIME_TIMESTAMP_FILE");
         let pid = self.children.add(Role::Server(name.to_string()), child);
         if faked {
-            crate::faketime::register(&self.scratch.path, pid)?;
+            crate::runtime::faketime::register(&self.scratch.path, pid)?;
         }
         let clock = self.reshift_restarted(name, pid.as_raw());
         let frozen = self.frozen_servers.get(name).is_some_and(|n| *n > 0);

@@ -37,7 +37,7 @@ pub use aim::{Aim, Begun};
 pub use context::{Context, Holder};
 pub use needs::Needs;
 
-use crate::firewall::PartitionMode;
+use crate::runtime::firewall::PartitionMode;
 
 /// Every nemesis lockpick knows, in the order `--help` lists them.
 pub static NEMESES: &[&dyn Nemesis] = &[

@@ -10,10 +10,10 @@ use std::process::Command;
 use anyhow::{bail, Result};
 use nix::unistd::Pid;
 
-use crate::children::{Children, Role};
-use crate::freezer;
 use crate::locks::Lock;
 use crate::nemesis::window::Shape;
+use crate::processes::children::{Children, Role};
+use crate::processes::freezer;
 use crate::run_prefix::RunPrefix;
 use crate::runtime::netns::Netns;
 use crate::runtime::{Node, Runtime, RuntimeKind, RuntimeSettings};

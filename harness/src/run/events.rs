@@ -13,10 +13,10 @@ use serde_json::json;
 
 use super::decided::Decider;
 use super::progress::{Progress, Status};
-use crate::children::{Event, Role};
 use crate::cluster::Cluster;
 use crate::config::RunConfig;
 use crate::history_log::{Abandoned, Follower, HistoryLog};
+use crate::processes::children::{Event, Role};
 use crate::run::scheduler::{Scheduler, Stage};
 
 /// Everything a running test holds. Dropping it stops every process and removes every node,

@@ -4,7 +4,7 @@
 use anyhow::Result;
 
 use crate::config::{bad, RunConfig};
-use crate::faketime;
+use crate::runtime::faketime;
 use crate::service::entry::ClockMover;
 use crate::service::Requirement;
 

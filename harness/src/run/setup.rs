@@ -17,11 +17,11 @@ use lockpick_workloads::RunClock;
 use serde_json::Value;
 
 use super::events::Workload;
-use crate::children::{read_ops, Children, Role};
 use crate::cluster::{ClientCommand, Cluster, Parts};
 use crate::config::RunConfig;
 use crate::history_log::HistoryLog;
 use crate::nemesis::window::RESOURCE_NODE;
+use crate::processes::children::{read_ops, Children, Role};
 use crate::run::scheduler::Scheduler;
 use crate::run_prefix::RunPrefix;
 use crate::runtime::{Node, Runtime, RuntimeSettings};

@@ -93,7 +93,7 @@ impl RuntimeKind for Docker {
         if faketime {
             // The host's libfaketime is mounted in: it needs a glibc as new as the host's, which
             // brings the malloc that works under it.
-            let malloc = crate::faketime::GLIBC_MALLOC;
+            let malloc = crate::runtime::faketime::GLIBC_MALLOC;
             let probe = [
                 "run",
                 "--rm",
@@ -211,8 +211,8 @@ impl Runtime for DockerRuntime {
             "sleep".into(),
         ];
         let mut mounts = self.shared.clone();
-        if Path::new(crate::faketime::LIBFAKETIME).exists() {
-            mounts.push(PathBuf::from(crate::faketime::LIBFAKETIME));
+        if Path::new(crate::runtime::faketime::LIBFAKETIME).exists() {
+            mounts.push(PathBuf::from(crate::runtime::faketime::LIBFAKETIME));
         }
         for path in mounts {
             args.push("--volume".into());
@@ -255,7 +255,7 @@ impl Runtime for DockerRuntime {
         unsafe {
             command.pre_exec(move || {
                 if let Some(procs) = cgroup {
-                    crate::run_cgroup::enter(procs)?;
+                    crate::processes::cgroup::enter(procs)?;
                 }
                 setns(&network, CloneFlags::CLONE_NEWNET)?;
                 setns(&mounts, CloneFlags::CLONE_NEWNS)?;
@@ -277,13 +277,13 @@ impl Runtime for DockerRuntime {
     }
 
     fn refuses_faketime(&self, node: &Node) -> Option<String> {
-        if !Path::new(crate::faketime::LIBFAKETIME).exists() {
+        if !Path::new(crate::runtime::faketime::LIBFAKETIME).exists() {
             return Some(format!(
                 "the host has no {} to mount into the container (Debian package faketime)",
-                crate::faketime::LIBFAKETIME
+                crate::runtime::faketime::LIBFAKETIME
             ));
         }
-        let malloc = crate::faketime::GLIBC_MALLOC;
+        let malloc = crate::runtime::faketime::GLIBC_MALLOC;
         match self.inside(node, malloc) {
             Some(path) if path.exists() => None,
             _ => Some(format!(

@@ -5,6 +5,8 @@
 //! one by name, and the run's setup creates it through `find`.
 
 pub mod docker;
+pub mod faketime;
+pub mod firewall;
 pub mod leftovers;
 pub mod netns;
 pub mod program;
@@ -18,8 +20,8 @@ use std::time::Duration;
 use anyhow::Result;
 use nix::unistd::Pid;
 
-use crate::firewall::{self, Direction, NodeNft, PartitionMode};
-use crate::freezer;
+use crate::processes::freezer;
+use firewall::{Direction, NodeNft, PartitionMode};
 
 use leftovers::{Leftover, Removal};
 
@@ -155,7 +157,7 @@ pub trait Runtime {
     /// to true time plus `offset_ms`: the file is the host's, seen by the server at the same
     /// path.
     fn set_faketime_offset(&self, _node: &Node, file: &Path, offset_ms: i64) -> Result<()> {
-        crate::faketime::set_offset(file, offset_ms)
+        crate::runtime::faketime::set_offset(file, offset_ms)
     }
 }
 

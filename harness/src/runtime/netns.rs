@@ -18,7 +18,7 @@ use nix::unistd::Pid;
 
 use super::leftovers::{Leftover, Removal};
 use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
-use crate::run_cgroup::{self, RunCgroup};
+use crate::processes::cgroup::{self, RunCgroup};
 
 /// The catalogue entry: `--runtime netns`.
 pub struct Netns;
@@ -114,7 +114,7 @@ impl NetnsRuntime {
             namespaces: Vec::new(),
             nodes: Vec::new(),
             cgroup: RunCgroup::create(prefix)?,
-            teardown_wait: run_cgroup::TEARDOWN_WAIT,
+            teardown_wait: cgroup::TEARDOWN_WAIT,
         };
         crate::run_prefix::record_made(prefix, &format!("namespace {switch}"))?;
         ip(&["netns", "add", &switch])?;
@@ -147,7 +147,7 @@ impl Runtime for NetnsRuntime {
         unsafe {
             command.pre_exec(move || {
                 if let Some(procs) = cgroup {
-                    run_cgroup::enter(procs)?;
+                    cgroup::enter(procs)?;
                 }
                 setns(&namespace, CloneFlags::CLONE_NEWNET)?;
                 nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;

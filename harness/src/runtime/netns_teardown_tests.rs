@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Child;
 
 use super::*;
-use crate::freezer;
+use crate::processes::freezer;
 use crate::run_prefix::RunPrefix;
 
 const FREEZER_V1: &str = "/sys/fs/cgroup/freezer";
@@ -78,7 +78,7 @@ fn teardown_ends_a_stopped_process_and_names_one_that_outlives_its_bound() {
     let _ = stopped.wait();
     if let Some(cgroup) = cgroup {
         let deadline = Instant::now() + Duration::from_secs(5);
-        crate::run_cgroup::kill_and_remove(&cgroup, deadline).unwrap();
+        crate::processes::cgroup::kill_and_remove(&cgroup, deadline).unwrap();
     }
 
     // The stopped one died; the frozen one outlived the bound, and is named.

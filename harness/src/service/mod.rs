@@ -21,7 +21,7 @@ pub use crate::runtime::program::find_program;
 pub use catalogue::SERVICES;
 pub use entry::{ServerBinForm, ServiceEntry};
 
-use crate::children::Children;
+use crate::processes::children::Children;
 use crate::runtime::{Node, Runtime};
 
 /// A program (looked up on the PATH) or file (an absolute path) a service needs, and the Debian
@@ -214,17 +214,20 @@ impl ServiceSetup<'_> {
             bail!("cannot shift the clock of {}: {why}", launch.node.name);
         }
         if self.faketime {
-            let file = crate::faketime::file(self.scratch, &launch.node.name);
-            crate::faketime::set_offset(&file, 0)?;
-            launch.env.extend(crate::faketime::environment(&file));
+            let file = crate::runtime::faketime::file(self.scratch, &launch.node.name);
+            crate::runtime::faketime::set_offset(&file, 0)?;
+            launch
+                .env
+                .extend(crate::runtime::faketime::environment(&file));
         }
         let child = launch.spawn(self.runtime)?;
         let name = launch.node.name.clone();
-        let pid = self
-            .children
-            .add(crate::children::Role::Server(name.clone()), child);
+        let pid = self.children.add(
+            crate::processes::children::Role::Server(name.clone()),
+            child,
+        );
         if self.faketime {
-            crate::faketime::register(self.scratch, pid)?;
+            crate::runtime::faketime::register(self.scratch, pid)?;
         }
         self.launches.insert(name, launch);
         Ok(())
@@ -239,7 +242,7 @@ impl ServiceSetup<'_> {
         log: &Path,
         ready: impl Fn() -> Result<()> + Send + Sync + Clone + 'static,
     ) -> Result<()> {
-        let role = crate::children::Role::Server(node.name.clone());
+        let role = crate::processes::children::Role::Server(node.name.clone());
         let runtime = self.runtime;
         let children = &mut *self.children;
         wait_until_ready(

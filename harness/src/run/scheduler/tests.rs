@@ -14,13 +14,13 @@ use lockpick_workloads::client_spec::ClientSpec;
 use serde_json::{json, Value};
 
 use super::{Scheduler, Stage};
-use crate::children::Children;
 use crate::cluster::{ClientCommand, Cluster, Parts};
-use crate::firewall::PartitionMode;
 use crate::history_log::HistoryLog;
 use crate::nemesis::aim::{Draws, OnHolder};
 use crate::nemesis::window::{Shape, Targets, Window};
 use crate::nemesis::{Aim, Begun, Context, Fault, FaultKnobs, Holder, Nemesis, Trigger};
+use crate::processes::children::Children;
+use crate::runtime::firewall::PartitionMode;
 use crate::runtime::{Node, Runtime};
 use crate::scratch::Scratch;
 use crate::service::{LockService, Requirement, ServiceSetup};

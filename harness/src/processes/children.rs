@@ -61,7 +61,9 @@ impl Children {
     /// Kills the process with this role at once (resuming it first, as SIGKILL would anyway)
     /// and forgets it.
     pub fn kill(&mut self, role: &Role) -> Option<Pid> {
-        Some(crate::freezer::kill_tree(&mut self.take(role)?.child))
+        Some(crate::processes::freezer::kill_tree(
+            &mut self.take(role)?.child,
+        ))
     }
 
     /// Forgets the process with this role and hands it over, for its runtime to kill.

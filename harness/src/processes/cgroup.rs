@@ -128,7 +128,7 @@ fn survivors(path: &Path) -> Vec<String> {
             let state = pid
                 .parse()
                 .ok()
-                .and_then(|p| crate::freezer::state(nix::unistd::Pid::from_raw(p)))
+                .and_then(|p| crate::processes::freezer::state(nix::unistd::Pid::from_raw(p)))
                 .unwrap_or('?');
             format!("{pid} ({}, state {state})", name.trim())
         })

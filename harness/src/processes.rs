@@ -1,0 +1,7 @@
+//! The processes a run starts: each one kept and waited for (`children`), all of them in the
+//! run's own cgroup so none outlives it (`cgroup`), and stopped, continued or killed with the
+//! kernel's word that it happened (`freezer`).
+
+pub mod cgroup;
+pub mod children;
+pub mod freezer;
