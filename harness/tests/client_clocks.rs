@@ -117,18 +117,25 @@ fn a_skew_whose_client_is_paused_counts_only_what_its_program_told() {
         return;
     }
     // A frozen client cannot ask its program: such a skew has no evidence and is not counted.
-    // With two clients, one of them frozen most of the time, most skews find theirs frozen
-    // (measured: 3 of 4, and in some runs none): at most three runs, until one does.
+    // One client, so the pauses and the skews fall on the same process, which pause-holder
+    // keeps frozen for 1.5 s of every hold: some skew starts or ends inside a pause (measured:
+    // 4 to 6 of 8 skew records in each of seeds 1-10). With two clients it was chance, and three runs in a row once missed. With one
+    // client the lock is never contended, so the verdict is unknown (exit 2): only the skews'
+    // records are checked here.
     let command = example("python-redis/lock_client.py");
     let mut frozen: Vec<Value> = Vec::new();
     for seed in [7, 8, 9] {
-        let r = skewed_with("redis", &command, "skew-clients,pause-holder", seed);
-        assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+        let r = common::run_line(&format!(
+            "--lock exec:redis:{command} --nemesis skew-clients,pause-holder --clock-jump 5s \
+             --time-limit 10s --clients 1 --fault-duration 1500ms --fault-interval 500ms \
+             --seed {seed}"
+        ));
+        eprintln!("{}", r.stdout);
+        assert!(r.code <= 2, "{}\n{}", r.stdout, r.stderr);
         // The skews their program told are checked as everywhere (the other tests ask for two).
         told_right(&r);
         frozen = skews(&r)
             .into_iter()
-            .filter(|op| op["f"] == "start")
             .filter(|op| {
                 op["value"]["clock_error"]
                     .as_str()
@@ -144,7 +151,13 @@ fn a_skew_whose_client_is_paused_counts_only_what_its_program_told() {
         "in three runs no skew found its client frozen"
     );
     for op in &frozen {
-        assert_eq!(op["value"]["effective"], false, "{op}");
+        // Unproven either way: a start is not effective, and nothing is claimed of a stop.
+        if op["f"] == "start" {
+            assert_eq!(op["value"]["effective"], false, "{op}");
+        } else {
+            assert!(op["value"]["effective"].is_null(), "{op}");
+        }
+        assert!(op["value"]["measured_offset_ms"].is_null(), "{op}");
     }
 }
 
