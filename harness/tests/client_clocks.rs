@@ -119,9 +119,9 @@ fn a_skew_whose_client_is_paused_counts_only_what_its_program_told() {
     // A frozen client cannot ask its program: such a skew has no evidence and is not counted.
     // One client, so the pauses and the skews fall on the same process, which pause-holder
     // keeps frozen for 1.5 s of every hold: some skew starts or ends inside a pause (measured:
-    // 4 to 6 of 8 skew records in each of seeds 1-10). With two clients it was chance, and three runs in a row once missed. With one
-    // client the lock is never contended, so the verdict is unknown (exit 2): only the skews'
-    // records are checked here.
+    // 4 to 6 of 8 skew records in each of seeds 1-10). With two clients it was chance, and
+    // three runs in a row once missed. With one client the lock is never contended, so the
+    // verdict is unknown (exit 2): only the skews' records are checked here.
     let command = example("python-redis/lock_client.py");
     let mut frozen: Vec<Value> = Vec::new();
     for seed in [7, 8, 9] {
