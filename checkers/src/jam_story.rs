@@ -11,7 +11,9 @@ pub fn of_jam(model: &Model, jam: &Jam) -> Story {
     let mut t = Teller::new(model);
     let a = &jam.last_holder;
     t.acquired(a);
-    t.faults(a.start, jam.free_from);
+    // Faults up to the first refusal: a client killed with its acquire in flight after the last
+    // lease ended may hold the key it never reported, and that is what jammed the lock.
+    t.faults(a.start, jam.first_refused_at.max(jam.free_from));
     t.released(a);
     t.cause(
         jam.free_from,

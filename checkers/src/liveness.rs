@@ -52,6 +52,8 @@ pub struct Jam {
     pub unexcused: u64,
     /// Time of the first refused attempt counted (its index in the history, for the report).
     pub first_failure_index: u64,
+    /// When the first refused attempt counted completed.
+    pub first_refused_at: u64,
 }
 
 impl Jam {
@@ -217,6 +219,7 @@ fn judge(
         refused_clients: clients,
         unexcused,
         first_failure_index: refused.iter().map(|f| f.index).min().unwrap_or(0),
+        first_refused_at: refused.iter().map(|f| f.completed).min().unwrap_or(until),
     })
 }
 
