@@ -31,7 +31,7 @@ pub use process_faults::{KilledServer, Restarted, Thawed};
 use crate::cluster::delay_proxy::DelayLink;
 use crate::processes::children::{read_ops, Children, Event, Role};
 use crate::processes::node_process::NodeProcess;
-use crate::runtime::process_spec::{LogFile, ProcessSpec, Programs, Stream};
+use crate::runtime::process_spec::{ProcessSpec, Programs, Stream};
 use crate::runtime::{Node, Runtime};
 use crate::scratch::Scratch;
 use crate::service::entry::ClockMover;
@@ -182,7 +182,7 @@ impl Cluster {
         let launch = ProcessSpec::new("a client", Programs::Harness, &command.program)
             .arg("client")
             .args(["--spec", &spec.to_json()])
-            .streams(Stream::Piped, Stream::Piped, LogFile::new(&log));
+            .streams(Stream::Piped, Stream::Piped, Stream::new_log(&log));
         let mut child = self.runtime.spawn(&node, &launch)?;
         give_secret(child.as_mut(), &command.secret);
         read_ops(

@@ -23,7 +23,7 @@ use crate::nemesis::window::RESOURCE_NODE;
 use crate::processes::children::{read_ops, Children, Role};
 use crate::run::scheduler::Scheduler;
 use crate::run_prefix::RunPrefix;
-use crate::runtime::process_spec::{LogFile, ProcessSpec, Programs, Stream};
+use crate::runtime::process_spec::{ProcessSpec, Programs, Stream};
 use crate::runtime::{Node, Runtime, RuntimeSettings};
 use crate::schedule::Schedule;
 use crate::scratch::Scratch;
@@ -165,7 +165,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         .args(["--listen", &resource.to_string()])
         .args(["--fencing", config.fencing.name()])
         .args(["--origin-ns", &clock.origin_ns().to_string()])
-        .streams(Stream::Piped, Stream::Piped, LogFile::new(&resource_log));
+        .streams(Stream::Piped, Stream::Piped, Stream::new_log(&resource_log));
     let mut process = runtime.spawn(&resource_node, &spec)?;
     // Drawn fresh for each run, never from its seed: client programs must not be able to
     // know it.

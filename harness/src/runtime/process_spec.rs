@@ -39,21 +39,25 @@ pub struct LogFile {
     pub append: bool,
 }
 
-impl LogFile {
-    pub fn new(path: &Path) -> Stream {
+impl Stream {
+    /// A log file of its own, which must not exist yet.
+    pub fn new_log(path: &Path) -> Stream {
         Stream::Log(LogFile {
             path: path.to_path_buf(),
             append: false,
         })
     }
 
-    pub fn appended(path: &Path) -> Stream {
+    /// A log file appended to, made if missing.
+    pub fn appended_log(path: &Path) -> Stream {
         Stream::Log(LogFile {
             path: path.to_path_buf(),
             append: true,
         })
     }
+}
 
+impl LogFile {
     fn open(&self) -> Result<File> {
         let file = if self.append {
             safe_write::append(&self.path)

@@ -22,8 +22,8 @@ fn output_and_errors_named_the_same_log_are_appended_to_it_in_order() {
     std::fs::write(&log, "earlier run\n").unwrap();
     let mut spec = shell("echo out; echo err >&2; echo \"$WHO\"").streams(
         Stream::Null,
-        LogFile::appended(&log),
-        LogFile::appended(&log),
+        Stream::appended_log(&log),
+        Stream::appended_log(&log),
     );
     spec.env.push(("WHO".into(), "n1".into()));
     let mut process = spawn_here(Command::new("sh"), &spec).unwrap();
@@ -39,7 +39,7 @@ fn a_new_log_refuses_an_existing_file_and_pipes_reach_the_controller() {
     let folder = tempfile::tempdir().unwrap();
     let log = folder.path().join("client.log");
     std::fs::write(&log, "").unwrap();
-    let taken = shell("true").streams(Stream::Null, Stream::Null, LogFile::new(&log));
+    let taken = shell("true").streams(Stream::Null, Stream::Null, Stream::new_log(&log));
     let refused = spawn_here(Command::new("sh"), &taken).err().unwrap();
     assert!(
         format!("{refused:#}").contains("cannot open"),
@@ -50,7 +50,7 @@ fn a_new_log_refuses_an_existing_file_and_pipes_reach_the_controller() {
     let spec = shell("read secret; echo \"got $secret\"; echo oops >&2").streams(
         Stream::Piped,
         Stream::Piped,
-        LogFile::new(&fresh),
+        Stream::new_log(&fresh),
     );
     let mut process = spawn_here(Command::new("sh"), &spec).unwrap();
     process.take_stdin().unwrap().write_all(b"s3\n").unwrap();

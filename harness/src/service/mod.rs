@@ -23,7 +23,7 @@ pub use entry::{ServerBinForm, ServiceEntry};
 
 use crate::processes::children::Children;
 use crate::processes::node_process::NodeProcess;
-use crate::runtime::process_spec::{LogFile, ProcessSpec, Programs, Stream};
+use crate::runtime::process_spec::{ProcessSpec, Programs, Stream};
 use crate::runtime::{Node, Runtime};
 
 /// A program (looked up on the PATH) or file (an absolute path) a service needs, and the Debian
@@ -132,7 +132,7 @@ impl Launch {
     /// appended to its log.
     fn spec(&self) -> Result<ProcessSpec> {
         let launch = self.as_user()?;
-        let log = LogFile::appended(&self.log);
+        let log = Stream::appended_log(&self.log);
         let what = format!("the server on {}", self.node.name);
         let mut spec = ProcessSpec::new(&what, Programs::Node, &launch.program)
             .args(launch.args)
