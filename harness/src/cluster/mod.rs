@@ -17,7 +17,6 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
@@ -31,6 +30,8 @@ pub use process_faults::{KilledServer, Restarted, Thawed};
 
 use crate::cluster::delay_proxy::DelayLink;
 use crate::processes::children::{read_ops, Children, Event, Role};
+use crate::processes::node_process::NodeProcess;
+use crate::runtime::process_spec::{ProcessSpec, Programs, Stream};
 use crate::runtime::{Node, Runtime};
 use crate::scratch::Scratch;
 use crate::service::entry::ClockMover;
@@ -178,23 +179,15 @@ impl Cluster {
         spec.resource = resource;
         spec.deadline_ns = deadline_ns;
         spec.skew_file = Some(self.skew_file(slot));
-        let mut child = self
-            .runtime
-            .command(&node, &command.program)?
+        let launch = ProcessSpec::new("a client", Programs::Harness, &command.program)
             .arg("client")
             .args(["--spec", &spec.to_json()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(
-                crate::files::safe_write::create_new(&log)
-                    .with_context(|| format!("cannot create {log:?}"))?,
-            )
-            .spawn()
-            .context("cannot start a client")?;
-        give_secret(&mut child, &command.secret);
+            .streams(Stream::Piped, Stream::Piped, Stream::new_log(&log));
+        let mut child = self.runtime.spawn(&node, &launch)?;
+        give_secret(child.as_mut(), &command.secret);
         read_ops(
             Role::Client(process),
-            child.stdout.take().expect("piped"),
+            child.take_stdout().expect("piped"),
             events,
         );
         self.children.add(Role::Client(process), child);
@@ -249,8 +242,8 @@ impl Cluster {
 /// Writes the run's secret to a child's standard input and closes it: nothing else of the
 /// child's can read it there (unlike its arguments or environment, which /proc shows). A child
 /// that died at once cannot take it: that is for its watcher to report, not an error here.
-pub fn give_secret(child: &mut std::process::Child, secret: &str) {
-    if let Some(mut input) = child.stdin.take() {
+pub fn give_secret(child: &mut dyn NodeProcess, secret: &str) {
+    if let Some(mut input) = child.take_stdin() {
         let _ = input.write_all(format!("{secret}\n").as_bytes());
     }
 }

@@ -67,7 +67,7 @@ impl Cluster {
         let node = self.nodes.get(self.client_nodes.get(&process)?)?.clone();
         let mut spawned = self.children.take(&Role::Client(process))?;
         self.killed_clients.insert(process, now);
-        Some(self.runtime.kill(&node, &mut spawned.child))
+        Some(self.runtime.kill(&node, spawned.process.as_mut()))
     }
 
     /// When the harness killed this client, if it did (read before the kill).
@@ -115,7 +115,7 @@ impl Cluster {
         let node = self.nodes.get(name)?.clone();
         let mut spawned = self.children.take(&Role::Server(name.to_string()))?;
         let pid = spawned.pid();
-        let gone = self.runtime.kill(&node, &mut spawned.child);
+        let gone = self.runtime.kill(&node, spawned.process.as_mut());
         // libfaketime leaves its shared memory behind when its process is killed.
         crate::runtime::faketime::forget(pid);
         self.forget_patch(name);
@@ -132,12 +132,12 @@ impl Cluster {
             .launches
             .get(name)
             .with_context(|| format!("no server {name}"))?;
-        let child = launch.spawn(self.runtime.as_ref())?;
+        let process = launch.spawn(self.runtime.as_ref())?;
         let faked = launch
             .env
             .iter()
             .any(|(k, _)| k == "FAKETIME_TIMESTAMP_FILE");
-        let pid = self.children.add(Role::Server(name.to_string()), child);
+        let pid = self.children.add(Role::Server(name.to_string()), process);
         if faked {
             crate::runtime::faketime::register(&self.scratch.path, pid)?;
         }

@@ -5,14 +5,14 @@
 //! (SIGTERM), wait a grace period, then SIGKILL, then reap.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::Child;
 use std::sync::mpsc::Sender;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, Signal};
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
+use super::node_process::NodeProcess;
 use crate::history_log::Received;
 
 /// What a spawned process is, for targeting faults and ordering shutdown.
@@ -28,12 +28,13 @@ pub enum Role {
 
 pub struct Spawned {
     pub role: Role,
-    pub child: Child,
+    /// The process as its runtime started it.
+    pub process: Box<dyn NodeProcess>,
 }
 
 impl Spawned {
     pub fn pid(&self) -> Pid {
-        Pid::from_raw(self.child.id() as i32)
+        self.process.pid()
     }
 }
 
@@ -43,8 +44,8 @@ pub struct Children {
 }
 
 impl Children {
-    pub fn add(&mut self, role: Role, child: Child) -> Pid {
-        let spawned = Spawned { role, child };
+    pub fn add(&mut self, role: Role, process: Box<dyn NodeProcess>) -> Pid {
+        let spawned = Spawned { role, process };
         let pid = spawned.pid();
         self.spawned.push(spawned);
         pid
@@ -53,7 +54,7 @@ impl Children {
     /// Whether the process with this role has exited (reaping it if so).
     pub fn has_exited(&mut self, role: &Role) -> bool {
         match self.spawned.iter_mut().find(|s| &s.role == role) {
-            Some(s) => !matches!(s.child.try_wait(), Ok(None)),
+            Some(s) => !matches!(s.process.try_wait(), Ok(None)),
             None => true,
         }
     }
@@ -62,7 +63,7 @@ impl Children {
     /// and forgets it.
     pub fn kill(&mut self, role: &Role) -> Option<Pid> {
         Some(crate::processes::freezer::kill_tree(
-            &mut self.take(role)?.child,
+            self.take(role)?.process.as_mut(),
         ))
     }
 
@@ -95,7 +96,7 @@ impl Children {
                     continue;
                 }
                 if let Some(s) = self.spawned.iter_mut().find(|s| &s.role == role) {
-                    match s.child.try_wait() {
+                    match s.process.try_wait() {
                         Ok(Some(exit)) => *status = Some(exit),
                         Ok(None) => running = true,
                         Err(_) => {}
@@ -116,22 +117,22 @@ impl Children {
             self.spawned.drain(..).partition(|s| matches(&s.role));
         self.spawned = keep;
         for s in &stopping {
-            let _ = kill(s.pid(), Signal::SIGCONT);
-            let _ = kill(s.pid(), Signal::SIGTERM);
+            let _ = s.process.signal(Signal::SIGCONT);
+            let _ = s.process.signal(Signal::SIGTERM);
         }
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline
             && stopping
                 .iter_mut()
-                .any(|s| matches!(s.child.try_wait(), Ok(None)))
+                .any(|s| matches!(s.process.try_wait(), Ok(None)))
         {
             thread::sleep(Duration::from_millis(10));
         }
         for s in &mut stopping {
-            if matches!(s.child.try_wait(), Ok(None)) {
-                let _ = s.child.kill();
+            if matches!(s.process.try_wait(), Ok(None)) {
+                let _ = s.process.kill();
             }
-            let _ = s.child.wait();
+            let _ = s.process.wait();
         }
     }
 

@@ -7,6 +7,8 @@ use anyhow::{Context as _, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+use super::node_process::NodeProcess;
+
 /// Stops `pid` with its descendants and waits (briefly) until the kernel reports them all
 /// stopped. Returns whether it did. `pid` stops first, so it starts no new child meanwhile.
 pub fn freeze(pid: Pid) -> Result<bool> {
@@ -41,8 +43,8 @@ pub fn thaw(pid: Pid) -> Result<()> {
 /// Kills `child` with its descendants at once and reaps it; its pid. The descendants (a
 /// server's workers may lead groups of their own) are stopped first so that none forks
 /// meanwhile; resuming after SIGKILL changes nothing but lets the kernel finish them.
-pub fn kill_tree(child: &mut std::process::Child) -> Pid {
-    let pid = Pid::from_raw(child.id() as i32);
+pub fn kill_tree(child: &mut dyn NodeProcess) -> Pid {
+    let pid = child.pid();
     let _ = kill(pid, Signal::SIGSTOP);
     let tree = descendants(pid);
     let _ = child.kill();

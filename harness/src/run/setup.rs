@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -24,6 +23,7 @@ use crate::nemesis::window::RESOURCE_NODE;
 use crate::processes::children::{read_ops, Children, Role};
 use crate::run::scheduler::Scheduler;
 use crate::run_prefix::RunPrefix;
+use crate::runtime::process_spec::{ProcessSpec, Programs, Stream};
 use crate::runtime::{Node, Runtime, RuntimeSettings};
 use crate::schedule::Schedule;
 use crate::scratch::Scratch;
@@ -160,30 +160,23 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     let resource_node = nodes[RESOURCE_NODE].clone();
     let resource = SocketAddr::from((resource_node.ip, RESOURCE_PORT));
     let resource_log = logs.join("resource.log");
-    let mut child = runtime
-        .command(&resource_node, &me)?
+    let spec = ProcessSpec::new("the resource", Programs::Harness, &me)
         .arg("resource")
         .args(["--listen", &resource.to_string()])
         .args(["--fencing", config.fencing.name()])
         .args(["--origin-ns", &clock.origin_ns().to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(
-            crate::files::safe_write::create_new(&resource_log)
-                .with_context(|| format!("cannot create {resource_log:?}"))?,
-        )
-        .spawn()
-        .context("cannot start the resource")?;
+        .streams(Stream::Piped, Stream::Piped, Stream::new_log(&resource_log));
+    let mut process = runtime.spawn(&resource_node, &spec)?;
     // Drawn fresh for each run, never from its seed: client programs must not be able to
     // know it.
     let secret = format!("{:032x}", rand::random::<u128>());
-    crate::cluster::give_secret(&mut child, &secret);
+    crate::cluster::give_secret(process.as_mut(), &secret);
     read_ops(
         Role::Resource,
-        child.stdout.take().expect("piped"),
+        process.take_stdout().expect("piped"),
         sender.clone(),
     );
-    children.add(Role::Resource, child);
+    children.add(Role::Resource, process);
     crate::service::wait_until_ready(
         "the resource",
         &resource_log,

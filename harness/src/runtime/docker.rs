@@ -27,7 +27,9 @@ use serde_json::json;
 
 use super::leftovers::{Leftover, Removal};
 use super::netns::{ip, open_namespace, NetnsRuntime};
+use super::process_spec::{spawn_here, ProcessSpec, Programs};
 use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
+use crate::processes::node_process::NodeProcess;
 
 #[path = "docker_leftovers.rs"]
 mod leftover_containers;
@@ -176,6 +178,32 @@ impl DockerRuntime {
             .with_context(|| format!("no container for node {}", node.name))
     }
 
+    /// A command that runs `program` from the container's own system, inside its network and
+    /// mount namespaces: a lock-service server.
+    fn server_command(&self, node: &Node, program: &Path) -> Result<Command> {
+        let network = open_namespace(&node.host_name)?;
+        let mounts = File::open(format!("/proc/{}/ns/mnt", self.init_pid(node)?))
+            .with_context(|| format!("cannot open the mount namespace of {}", node.host_name))?;
+        let mut command = Command::new(program);
+        command.process_group(0);
+        let cgroup = self.net.cgroup_procs();
+        // SAFETY: between fork and exec only async-signal-safe system calls run here (write,
+        // setns, prctl); nothing allocates. Entering the mount namespace also moves the root and
+        // the working directory to the container's.
+        unsafe {
+            command.pre_exec(move || {
+                if let Some(procs) = cgroup {
+                    crate::processes::cgroup::enter(procs)?;
+                }
+                setns(&network, CloneFlags::CLONE_NEWNET)?;
+                setns(&mounts, CloneFlags::CLONE_NEWNS)?;
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+                Ok(())
+            });
+        }
+        Ok(command)
+    }
+
     /// A path inside the node's container, as the host reaches it.
     fn inside(&self, node: &Node, path: &str) -> Option<PathBuf> {
         let pid = self.init_pid(node).ok()?;
@@ -238,32 +266,16 @@ impl Runtime for DockerRuntime {
             .add_node_in(name, |ns| ip(&["netns", "attach", ns, &pid]))
     }
 
-    fn command(&self, node: &Node, program: &Path) -> Result<Command> {
-        self.net.command(node, program)
+    fn spawn(&self, node: &Node, spec: &ProcessSpec) -> Result<Box<dyn NodeProcess>> {
+        let command = match spec.programs {
+            Programs::Harness => self.net.command(node, &spec.program)?,
+            Programs::Node => self.server_command(node, &spec.program)?,
+        };
+        spawn_here(command, spec)
     }
 
-    fn server_command(&self, node: &Node, program: &Path) -> Result<Command> {
-        let network = open_namespace(&node.host_name)?;
-        let mounts = File::open(format!("/proc/{}/ns/mnt", self.init_pid(node)?))
-            .with_context(|| format!("cannot open the mount namespace of {}", node.host_name))?;
-        let mut command = Command::new(program);
-        command.process_group(0);
-        let cgroup = self.net.cgroup_procs();
-        // SAFETY: between fork and exec only async-signal-safe system calls run here (write,
-        // setns, prctl); nothing allocates. Entering the mount namespace also moves the root and
-        // the working directory to the container's.
-        unsafe {
-            command.pre_exec(move || {
-                if let Some(procs) = cgroup {
-                    crate::processes::cgroup::enter(procs)?;
-                }
-                setns(&network, CloneFlags::CLONE_NEWNET)?;
-                setns(&mounts, CloneFlags::CLONE_NEWNS)?;
-                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-                Ok(())
-            });
-        }
-        Ok(command)
+    fn command(&self, node: &Node, program: &Path) -> Result<Command> {
+        self.net.command(node, program)
     }
 
     fn find_program(&self, node: &Node, program: &str) -> Option<PathBuf> {

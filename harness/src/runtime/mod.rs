@@ -9,19 +9,22 @@ pub mod faketime;
 pub mod firewall;
 pub mod leftovers;
 pub mod netns;
+pub mod process_spec;
 pub mod program;
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Result;
 use nix::unistd::Pid;
 
 use crate::processes::freezer;
+use crate::processes::node_process::NodeProcess;
 use firewall::{Direction, NodeNft, PartitionMode};
+use process_spec::ProcessSpec;
 
 use leftovers::{Leftover, Removal};
 
@@ -43,21 +46,20 @@ pub trait Runtime {
     /// Adds a node with its own address on the run's private network.
     fn add_node(&mut self, name: &str) -> Result<Node>;
 
-    /// A command that will run the host's `program` with its network inside `node` (the
-    /// harness's own tools and processes: nft, the resource, the clients). The process is put in
-    /// its own process group (Ctrl-C reaches only the controller, which tears down in order) and
-    /// is killed if the controller dies. Spawn it from the main thread: the kernel's
-    /// parent-death signal follows the spawning thread.
+    /// Starts a process on `node` as `spec` describes it (the servers, the resource, the
+    /// clients): the program is the harness's or the node's own, by `spec.programs`. The
+    /// process is put in its own process group (Ctrl-C reaches only the controller, which tears
+    /// down in order) and is killed if the controller dies. Call it from the main thread: the
+    /// kernel's parent-death signal follows the spawning thread.
+    fn spawn(&self, node: &Node, spec: &ProcessSpec) -> Result<Box<dyn NodeProcess>>;
+
+    /// A command that runs the host's `program` with its network inside `node`, under the
+    /// process rules of `spawn`: for the harness's own short tools (nft), run to completion on
+    /// this machine. A runtime whose nodes live elsewhere runs those its own way (it overrides
+    /// the verbs that use them).
     fn command(&self, node: &Node, program: &Path) -> Result<Command>;
 
-    /// A command that runs `program` as the node's own system sees it: a lock-service server.
-    /// In the namespace runtime that is the host's file system; in a container it is the
-    /// image's. Same process rules as `command`.
-    fn server_command(&self, node: &Node, program: &Path) -> Result<Command> {
-        self.command(node, program)
-    }
-
-    /// Finds `program` where `server_command` would run it.
+    /// Finds `program` where `spawn` would run the node's own programs.
     fn find_program(&self, _node: &Node, program: &str) -> Option<PathBuf> {
         crate::runtime::program::find_program(program)
     }
@@ -83,8 +85,8 @@ pub trait Runtime {
     /// could not be removed.
     fn teardown(&mut self) -> Vec<String>;
 
-    // What faults do to nodes. A process is the one a command of this runtime started on
-    // `node`, by the pid its child has here. The defaults serve runtimes whose processes run
+    // What faults do to nodes. A process is the one `spawn` started on `node`, by its pid
+    // there. The defaults serve runtimes whose processes run
     // on this machine (netns, docker): signals, the kernel's word in /proc, nft inside the
     // node's network; a runtime whose nodes live elsewhere overrides them. Every answer is what
     // the node's kernel reports, not what was asked: the history's evidence.
@@ -117,8 +119,8 @@ pub trait Runtime {
 
     /// Kills the process with its descendants at once (SIGKILL) and reaps it; whether it is
     /// gone afterwards.
-    fn kill(&self, _node: &Node, child: &mut Child) -> bool {
-        let pid = freezer::kill_tree(child);
+    fn kill(&self, _node: &Node, process: &mut dyn NodeProcess) -> bool {
+        let pid = freezer::kill_tree(process);
         !Path::new(&format!("/proc/{pid}")).exists()
     }
 

@@ -17,8 +17,10 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use super::leftovers::{Leftover, Removal};
+use super::process_spec::{spawn_here, ProcessSpec};
 use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
 use crate::processes::cgroup::{self, RunCgroup};
+use crate::processes::node_process::NodeProcess;
 
 /// The catalogue entry: `--runtime netns`.
 pub struct Netns;
@@ -135,6 +137,11 @@ impl Runtime for NetnsRuntime {
 
     fn add_node(&mut self, name: &str) -> Result<Node> {
         self.add_node_in(name, |ns| ip(&["netns", "add", ns]))
+    }
+
+    /// The harness's and the node's programs are both the host's here.
+    fn spawn(&self, node: &Node, spec: &ProcessSpec) -> Result<Box<dyn NodeProcess>> {
+        spawn_here(self.command(node, &spec.program)?, spec)
     }
 
     fn command(&self, node: &Node, program: &Path) -> Result<Command> {

@@ -3,6 +3,7 @@
 
 use std::os::unix::process::CommandExt;
 
+use super::process_spec::{spawn_here, Programs, Stream};
 use super::*;
 
 /// A runtime whose one node is this machine's own network: the defaults alone.
@@ -11,6 +12,9 @@ struct Here;
 impl Runtime for Here {
     fn add_node(&mut self, _name: &str) -> Result<Node> {
         anyhow::bail!("no nodes here")
+    }
+    fn spawn(&self, node: &Node, spec: &ProcessSpec) -> Result<Box<dyn NodeProcess>> {
+        spawn_here(self.command(node, &spec.program)?, spec)
     }
     fn command(&self, _node: &Node, program: &Path) -> Result<Command> {
         let mut command = Command::new(program);
@@ -38,17 +42,14 @@ fn node() -> Node {
 
 /// A shell that starts a grandchild leading a process group of its own (as a database's
 /// backends may), so a signal to the shell's group alone would miss it.
-fn family(runtime: &Here) -> (Child, Pid) {
-    let mut child = runtime
-        .command(&node(), Path::new("sh"))
-        .unwrap()
+fn family(runtime: &Here) -> (Box<dyn NodeProcess>, Pid) {
+    let spec = ProcessSpec::new("a family", Programs::Node, Path::new("sh"))
         .args(["-c", "setsid sleep 100 & echo $!; wait"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .streams(Stream::Null, Stream::Piped, Stream::Null);
+    let mut child = runtime.spawn(&node(), &spec).unwrap();
     let mut line = String::new();
     std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut std::io::BufReader::new(child.take_stdout().unwrap()),
         &mut line,
     )
     .unwrap();
@@ -59,14 +60,14 @@ fn family(runtime: &Here) -> (Child, Pid) {
 fn a_frozen_process_and_its_descendants_are_seen_stopped_and_a_thawed_one_running() {
     let runtime = Here;
     let (mut child, grandchild) = family(&runtime);
-    let pid = Pid::from_raw(child.id() as i32);
+    let pid = child.pid();
     assert!(runtime.freeze(&node(), pid).unwrap());
     assert_eq!(runtime.process_state(&node(), pid), Some('T'));
     assert_eq!(runtime.process_state(&node(), grandchild), Some('T'));
     runtime.thaw(&node(), pid).unwrap();
     assert_ne!(runtime.resumed_state(&node(), pid), Some('T'));
     assert_ne!(runtime.resumed_state(&node(), grandchild), Some('T'));
-    assert!(runtime.kill(&node(), &mut child));
+    assert!(runtime.kill(&node(), child.as_mut()));
     // The grandchild went with it, though it led a group of its own.
     let deadline = std::time::Instant::now() + Duration::from_secs(2);
     while !freezer::is_gone(grandchild) && std::time::Instant::now() < deadline {

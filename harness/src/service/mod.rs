@@ -11,8 +11,8 @@ pub mod zookeeper;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -22,6 +22,8 @@ pub use catalogue::SERVICES;
 pub use entry::{ServerBinForm, ServiceEntry};
 
 use crate::processes::children::Children;
+use crate::processes::node_process::NodeProcess;
+use crate::runtime::process_spec::{ProcessSpec, Programs, Stream};
 use crate::runtime::{Node, Runtime};
 
 /// A program (looked up on the PATH) or file (an absolute path) a service needs, and the Debian
@@ -122,19 +124,21 @@ impl Launch {
         self
     }
 
-    pub fn spawn(&self, runtime: &dyn Runtime) -> Result<std::process::Child> {
-        let log = crate::files::safe_write::append(&self.log)
-            .with_context(|| format!("cannot open {}", self.log.display()))?;
+    pub fn spawn(&self, runtime: &dyn Runtime) -> Result<Box<dyn NodeProcess>> {
+        runtime.spawn(&self.node, &self.spec()?)
+    }
+
+    /// What the runtime starts: the node's own program, as its user, its output and errors
+    /// appended to its log.
+    fn spec(&self) -> Result<ProcessSpec> {
         let launch = self.as_user()?;
-        runtime
-            .server_command(&self.node, &launch.program)?
-            .args(&launch.args)
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("cannot start {}", self.program.display()))
+        let log = Stream::appended_log(&self.log);
+        let what = format!("the server on {}", self.node.name);
+        let mut spec = ProcessSpec::new(&what, Programs::Node, &launch.program)
+            .args(launch.args)
+            .streams(Stream::Null, log.clone(), log);
+        spec.env = launch.env;
+        Ok(spec)
     }
 }
 
@@ -220,11 +224,11 @@ impl ServiceSetup<'_> {
                 .env
                 .extend(crate::runtime::faketime::environment(&file));
         }
-        let child = launch.spawn(self.runtime)?;
+        let process = launch.spawn(self.runtime)?;
         let name = launch.node.name.clone();
         let pid = self.children.add(
             crate::processes::children::Role::Server(name.clone()),
-            child,
+            process,
         );
         if self.faketime {
             crate::runtime::faketime::register(self.scratch, pid)?;
@@ -262,18 +266,14 @@ pub fn program_output(
     program: &Path,
     args: &[&str],
 ) -> Option<String> {
-    let output = runtime
-        .server_command(node, program)
-        .ok()?
+    let spec = ProcessSpec::new("a version probe", Programs::Node, program)
         .args(args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+        .streams(Stream::Null, Stream::Piped, Stream::Null);
+    let mut process = runtime.spawn(node, &spec).ok()?;
+    let mut text = String::new();
+    let read = process.take_stdout()?.read_to_string(&mut text);
+    let status = process.wait().ok()?;
+    (read.is_ok() && status.success()).then_some(text)
 }
 
 /// Polls `ready` until it succeeds; fails at once if the process `exited`, or once `timeout`

@@ -101,6 +101,13 @@ impl Runtime for Nowhere {
     fn add_node(&mut self, _name: &str) -> Result<Node> {
         bail!("no nodes here")
     }
+    fn spawn(
+        &self,
+        _node: &Node,
+        _spec: &crate::runtime::process_spec::ProcessSpec,
+    ) -> Result<Box<dyn crate::processes::node_process::NodeProcess>> {
+        bail!("no nodes here")
+    }
     fn command(&self, _node: &Node, _program: &Path) -> Result<Command> {
         bail!("no nodes here")
     }
