@@ -38,6 +38,10 @@ impl Spawned {
     }
 }
 
+/// How long stopping waits for killed processes to go before it leaves them to the run's
+/// teardown, which kills its cgroup again and names whatever still outlives it.
+pub const REAP_WITHIN: Duration = Duration::from_secs(10);
+
 #[derive(Default)]
 pub struct Children {
     spawned: Vec<Spawned>,
@@ -132,7 +136,13 @@ impl Children {
             if matches!(s.process.try_wait(), Ok(None)) {
                 let _ = s.process.kill();
             }
-            let _ = s.process.wait();
+        }
+        // One deadline for all of them, as for the grace.
+        let deadline = Instant::now() + REAP_WITHIN;
+        for s in &mut stopping {
+            let _ = s
+                .process
+                .wait_within(deadline.saturating_duration_since(Instant::now()));
         }
     }
 
@@ -183,3 +193,7 @@ pub fn read_ops(role: Role, output: impl Read + Send + 'static, events: Sender<E
         let _ = events.send(Event::Closed(role));
     });
 }
+
+#[cfg(test)]
+#[path = "children_tests.rs"]
+mod tests;

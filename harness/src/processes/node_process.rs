@@ -5,6 +5,7 @@
 
 use std::io::{self, Read, Write};
 use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
@@ -30,6 +31,22 @@ pub trait NodeProcess: Send {
 
     /// Waits until it exits and reaps it.
     fn wait(&mut self) -> io::Result<ExitStatus>;
+
+    /// Waits up to `bound` for it to exit, reaping it; `None` if it is still there. After
+    /// SIGKILL a process ends at once, unless the kernel holds it (a frozen cgroup, an
+    /// uninterruptible wait): the harness must not hang on it, and the run's teardown names it.
+    fn wait_within(&mut self, bound: Duration) -> io::Result<Option<ExitStatus>> {
+        let deadline = Instant::now() + bound;
+        loop {
+            if let Some(status) = self.try_wait()? {
+                return Ok(Some(status));
+            }
+            if Instant::now() >= deadline {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }
 
 /// A process of this machine: a child of the controller.
