@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use super::node_process::NodeProcess;
+use super::node_process::{NodeProcess, REAP_WITHIN};
 use crate::history_log::Received;
 
 /// What a spawned process is, for targeting faults and ordering shutdown.
@@ -37,10 +37,6 @@ impl Spawned {
         self.process.pid()
     }
 }
-
-/// How long stopping waits for killed processes to go before it leaves them to the run's
-/// teardown, which kills its cgroup again and names whatever still outlives it.
-pub const REAP_WITHIN: Duration = Duration::from_secs(10);
 
 #[derive(Default)]
 pub struct Children {

@@ -52,7 +52,7 @@ pub fn kill_tree(child: &mut dyn NodeProcess) -> Pid {
         let _ = kill(descendant, Signal::SIGKILL);
     }
     let _ = kill(pid, Signal::SIGCONT);
-    let _ = child.wait_within(super::children::REAP_WITHIN);
+    let _ = child.wait_within(super::node_process::REAP_WITHIN);
     pid
 }
 

@@ -10,6 +10,10 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
+/// How long stopping waits for killed processes to go before it leaves them to the run's
+/// teardown, which kills its cgroup again and names whatever still outlives it.
+pub const REAP_WITHIN: Duration = Duration::from_secs(10);
+
 pub trait NodeProcess: Send {
     /// The process's pid on its node.
     fn pid(&self) -> Pid;
