@@ -81,11 +81,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
                     lockpick_checkers::story::seconds(at)
                 );
             }
-            if !finished.left_behind.is_empty() {
-                tell!(
-                    "lockpick: error: teardown left part of the run behind (see above); \
-                     `lockpick clean` removes it once it can"
-                );
+            if let Err(e) = finished.left_nothing_behind() {
+                tell!("lockpick: error: {e:#}");
                 return Ok(EXIT_CRASH);
             }
             // The verdict was decided once, before any output was written.

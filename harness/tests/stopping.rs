@@ -215,20 +215,36 @@ fn self_freezing_program(dir: &Path, group: &Path) -> std::path::PathBuf {
     program
 }
 
-#[test]
-fn a_run_whose_process_outlives_teardown_says_so_and_exits_255() {
+/// What a command that ran the self-freezing client left: its output, the pids frozen, the
+/// run's folder, and `clean`'s outcome; the frozen programs are gone and the group removed
+/// before it returns, so that a failed assertion leaves nothing behind.
+struct Outlived {
+    output: std::process::Output,
+    frozen: String,
+    dir: std::path::PathBuf,
+    prefix: String,
+    clean: std::process::Output,
+    /// The store, kept until the assertions are done.
+    _store: tempfile::TempDir,
+}
+
+/// Runs `lockpick <command> <args> <exec lock> --store S` with the self-freezing client, or
+/// `None` on a machine without a cgroup v1 freezer.
+fn outliving_teardown(command: &str, lock_flag: &str, args: &[&str]) -> Option<Outlived> {
     let freezer = Path::new("/sys/fs/cgroup/freezer");
     if !freezer.join("cgroup.procs").exists() {
         eprintln!("no cgroup v1 freezer on this machine: skipped");
-        return;
+        return None;
     }
-    let group = freezer.join(format!("lockpick-stopping-{}", std::process::id()));
+    let group = freezer.join(format!("lockpick-{command}-{}", std::process::id()));
     std::fs::create_dir(&group).unwrap();
     let scripts = tempfile::tempdir().unwrap();
     let program = self_freezing_program(scripts.path(), &group);
     let store = tempfile::tempdir().unwrap();
     let output = lockpick()
-        .args(["run", "--clients", "1", "--time-limit", "3s", "--lock"])
+        .arg(command)
+        .args(args)
+        .arg(lock_flag)
         .arg(format!("exec:redis:{}", program.display()))
         .arg("--store")
         .arg(store.path())
@@ -236,7 +252,7 @@ fn a_run_whose_process_outlives_teardown_says_so_and_exits_255() {
         .unwrap();
     let frozen = std::fs::read_to_string(group.join("cgroup.procs")).unwrap();
     // Thawed, the frozen programs die of the SIGKILL they already have; then `clean` removes
-    // the cgroup teardown had to leave. All before any assertion: a failure leaves nothing.
+    // the cgroup teardown had to leave.
     std::fs::write(group.join("freezer.state"), "THAWED").unwrap();
     wait_for(
         "the thawed programs to die",
@@ -244,13 +260,62 @@ fn a_run_whose_process_outlives_teardown_says_so_and_exits_255() {
         || std::fs::read_to_string(group.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty()),
     );
     std::fs::remove_dir(&group).unwrap();
-    let dir = store.path().join("latest").canonicalize().unwrap();
+    let dir = newest_run(store.path());
     let prefix = common::run_identity(&dir).0;
     let clean = lockpick()
         .args(["clean", "--prefix", &prefix])
         .output()
         .unwrap();
+    Some(Outlived {
+        output,
+        frozen,
+        dir,
+        prefix,
+        clean,
+        _store: store,
+    })
+}
 
+/// The one run's folder under a store (`latest` for a run, the cell's for a comparison).
+fn newest_run(store: &Path) -> std::path::PathBuf {
+    let latest = store.join("latest");
+    if latest.exists() {
+        return latest.canonicalize().unwrap();
+    }
+    let results: Vec<_> = walk(store)
+        .into_iter()
+        .filter(|p| p.ends_with("history.jsonl"))
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    results[0].parent().unwrap().to_path_buf()
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_run_whose_process_outlives_teardown_says_so_and_exits_255() {
+    let Some(Outlived {
+        output,
+        frozen,
+        dir,
+        prefix,
+        clean,
+        _store,
+    }) = outliving_teardown("run", "--lock", &["--clients", "1", "--time-limit", "3s"])
+    else {
+        return;
+    };
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         !frozen.trim().is_empty(),
@@ -269,4 +334,30 @@ fn a_run_whose_process_outlives_teardown_says_so_and_exits_255() {
     );
     assert!(clean.status.success());
     common::assert_prefix_gone(&prefix);
+}
+
+#[test]
+fn a_comparison_stops_at_a_cell_whose_process_outlives_teardown() {
+    let Some(outlived) = outliving_teardown(
+        "compare",
+        "--locks",
+        &["--nemeses", "none", "--clients", "1", "--time-limit", "3s"],
+    ) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&outlived.output.stderr);
+    assert!(
+        !outlived.frozen.trim().is_empty(),
+        "no program froze itself\n{stderr}"
+    );
+    assert_eq!(outlived.output.status.code(), Some(255), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "teardown left part of the run at {} behind",
+            outlived.dir.display()
+        )),
+        "{stderr}"
+    );
+    assert!(outlived.clean.status.success());
+    common::assert_prefix_gone(&outlived.prefix);
 }

@@ -273,6 +273,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
 fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Figures>> {
     let started = Instant::now();
     let finished = run::run(config, interrupt)?;
+    finished.left_nothing_behind()?;
     if finished.interrupted {
         return Ok(None);
     }

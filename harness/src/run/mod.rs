@@ -50,6 +50,22 @@ pub struct Finished {
     pub history: HistoryFacts,
 }
 
+impl Finished {
+    /// Fails if teardown left part of the run behind (each part already told on stderr): a
+    /// command that goes on to further runs (a comparison's next cell, a shrink's next replay)
+    /// stops there, as `run` fails, since something of this run may still act.
+    pub fn left_nothing_behind(&self) -> Result<()> {
+        if self.left_behind.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "teardown left part of the run at {} behind (see above); `lockpick clean` removes \
+             it once it can",
+            self.dir.display()
+        )
+    }
+}
+
 /// `results.json`: the checkers' results and how the run went.
 #[derive(Serialize)]
 struct RunResults<'a> {

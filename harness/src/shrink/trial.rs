@@ -149,6 +149,7 @@ impl Replayer<'_> {
             }
             self.runs += 1;
             let finished = crate::run::run(&config, Arc::clone(&self.interrupt))?;
+            finished.left_nothing_behind()?;
             if finished.interrupted {
                 self.stopped = Some("interrupted".to_string());
                 return Ok(None);
