@@ -343,6 +343,7 @@ fn check_file_durations(file: &str, knobs: &CellKnobs) -> Result<()> {
         ("work", &knobs.work),
         ("quiet", &knobs.quiet),
         ("op-timeout", &knobs.op_timeout),
+        ("jam-bound", &knobs.jam_bound),
     ];
     for (key, value) in durations.into_iter().chain(knobs.faults.durations()) {
         if let Some(text) = value {
