@@ -1,7 +1,17 @@
-//! The checkers as outputs list them: one entry per checker that ran, in the order outputs
-//! show them, each saying what it found in one history. JUnit's cases loop over
-//! [`Results::checks`], so a new checker is its own module plus one entry here.
+//! The checker seam: every checker's result, as outputs show it. Each checker's result says its
+//! name, what it found, the kinds of story that tell its violations, its lines in the terminal
+//! summary, its rows in the report's table and its sentences in the report's headline
+//! ([`Checker`]); [`Results::checkers`] lists the results of those that ran, and every output
+//! (JUnit, the summaries, the report) loops over that list. A new checker is its own module, its
+//! `impl Checker` in `checks/`, its field in [`Results`] and one line in [`Results::checkers`];
+//! its count, if it has one, is one line of the harness's `FIGURES`.
 
+mod jams;
+mod overlaps;
+mod stale;
+mod tokens;
+
+use crate::model::{Model, Setup};
 use crate::Results;
 
 /// What one checker found.
@@ -15,6 +25,58 @@ pub enum Finding {
     NotChecked(String),
 }
 
+impl Finding {
+    /// `Broken(line)` if `broken`, else `Held`.
+    pub fn broken_if(broken: bool, line: impl FnOnce() -> String) -> Finding {
+        if broken {
+            Finding::Broken(line())
+        } else {
+            Finding::Held
+        }
+    }
+}
+
+/// One sentence of the report's headline, with the kind of finding it tells (`overlap`,
+/// `tokens`, `jam`, `unavailable`, `stale-reads`, ...), without its final stop.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sentence {
+    pub kind: &'static str,
+    pub text: String,
+}
+
+impl Sentence {
+    pub fn new(kind: &'static str, text: String) -> Sentence {
+        Sentence { kind, text }
+    }
+}
+
+/// One checker's result, as every output shows it.
+pub trait Checker {
+    /// Its name in every output ("overlapping holders").
+    fn name(&self) -> &'static str;
+
+    /// What it found.
+    fn finding(&self) -> Finding;
+
+    /// The kinds of story (`Story::kind`) that tell its violations.
+    fn story_kinds(&self) -> &'static [&'static str];
+
+    /// Its lines in the terminal summary, indented as printed.
+    fn summary_lines(&self, setup: Option<&Setup>) -> Vec<String>;
+
+    /// Its rows in the report's table of figures: (what, how many).
+    fn table_rows(&self) -> Vec<(&'static str, String)>;
+
+    /// Its sentences in the report's headline, most important first: what a reader must not
+    /// miss.
+    fn headline(&self, model: &Model) -> Vec<Sentence>;
+
+    /// Its sentences told after every checker's headline (a finding that is no violation).
+    fn footnotes(&self, _model: &Model) -> Vec<Sentence> {
+        Vec::new()
+    }
+}
+
 /// One checker's name and finding.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
@@ -25,75 +87,34 @@ pub struct Check {
 }
 
 impl Results {
+    /// The result of every checker that ran over this history, in the order outputs show them.
+    pub fn checkers(&self) -> Vec<&dyn Checker> {
+        let mut ran: Vec<&dyn Checker> = Vec::new();
+        if let Some(c) = &self.overlapping_holders {
+            ran.push(c);
+        }
+        if let Some(c) = &self.stale_accesses {
+            ran.push(c);
+        }
+        if let Some(c) = &self.token_violations {
+            ran.push(c);
+        }
+        if let Some(c) = &self.liveness {
+            ran.push(c);
+        }
+        ran
+    }
+
     /// Every checker that ran over this history, with what it found.
     pub fn checks(&self) -> Vec<Check> {
-        let found = |broken: bool, line: String| {
-            if broken {
-                Finding::Broken(line)
-            } else {
-                Finding::Held
-            }
-        };
-        let mut checks = Vec::new();
-        if let Some(o) = &self.overlapping_holders {
-            checks.push(Check {
-                name: "overlapping holders",
-                finding: found(
-                    !o.overlaps.is_empty(),
-                    format!("{} overlapping holders", o.overlaps.len()),
-                ),
-                story_kinds: &["overlap"],
-            });
-        }
-        if let Some(s) = &self.stale_accesses {
-            checks.push(Check {
-                name: "stale writes accepted",
-                finding: found(
-                    s.stale_writes > 0,
-                    format!(
-                        "{} stale writes and {} stale reads accepted",
-                        s.stale_writes, s.stale_reads
-                    ),
-                ),
-                story_kinds: &["stale-write", "stale-read"],
-            });
-        }
-        if let Some(t) = &self.token_violations {
-            let finding = if t.checked {
-                found(
-                    !t.violations.is_empty(),
-                    format!(
-                        "fencing tokens broke their promise: {} reused, {} went backwards",
-                        t.reused, t.went_backwards
-                    ),
-                )
-            } else {
-                Finding::NotChecked(
-                    "the lock hands out no fencing token: no promise to check".to_string(),
-                )
-            };
-            checks.push(Check {
-                name: "fencing tokens",
-                finding,
-                story_kinds: &["token-reused", "token-went-backwards"],
-            });
-        }
-        if let Some(l) = &self.liveness {
-            checks.push(Check {
-                name: "lock never jammed",
-                finding: found(
-                    !l.jams.is_empty(),
-                    format!(
-                        "the lock jammed {} time(s): refused to everyone while certainly free \
-                         for over {} ms",
-                        l.jams.len(),
-                        l.bound_ms
-                    ),
-                ),
-                story_kinds: &["jam"],
-            });
-        }
-        checks
+        self.checkers()
+            .into_iter()
+            .map(|c| Check {
+                name: c.name(),
+                finding: c.finding(),
+                story_kinds: c.story_kinds(),
+            })
+            .collect()
     }
 }
 

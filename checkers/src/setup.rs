@@ -57,6 +57,11 @@ impl Setup {
         !self.token.is_empty() && self.token != "none"
     }
 
+    /// Whether the resource checked the tokens the lock promises.
+    pub fn fenced_with_tokens(&self) -> bool {
+        self.fencing == "on" && self.gives_tokens()
+    }
+
     /// The nemeses asked for, by name; empty for `none` or an old history without the field.
     pub fn nemeses(&self) -> Vec<&str> {
         match self.nemesis.as_deref() {

@@ -1,4 +1,5 @@
-//! How a story says a time and a token, shared by every checker that tells what it found.
+//! How the checkers say a time, a token and a count, shared by every checker that tells what it
+//! found.
 
 use crate::model::Hold;
 
@@ -13,4 +14,21 @@ pub fn token(hold: &Hold) -> String {
         Some(t) => format!("token {t}"),
         None => "no token".to_string(),
     }
+}
+
+/// `1 hold`, `2 holds`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// The text with its first letter in capitals.
+pub fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
 }

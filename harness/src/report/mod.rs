@@ -95,3 +95,7 @@ pub fn write_index(store: &Path) -> Result<()> {
 #[cfg(test)]
 #[path = "size_tests.rs"]
 mod size_tests;
+
+#[cfg(test)]
+#[path = "every_checker_tests.rs"]
+mod every_checker_tests;

@@ -99,21 +99,8 @@ fn summary(results: &Results) -> Markup {
     if let Some(failed) = results.release_failures.told() {
         rows.push(("releases failed", failed));
     }
-    if let Some(o) = &results.overlapping_holders {
-        rows.push(("holds", o.holds.to_string()));
-        rows.push(("overlapping holders", o.overlaps.len().to_string()));
-    }
-    if let Some(s) = &results.stale_accesses {
-        rows.push(("stale writes accepted", s.stale_writes.to_string()));
-        rows.push(("stale reads accepted", s.stale_reads.to_string()));
-        rows.push(("accesses rejected by fencing", s.rejected.to_string()));
-    }
-    if let Some(t) = results.token_violations.as_ref().filter(|t| t.checked) {
-        rows.push(("fencing tokens reused", t.reused.to_string()));
-        rows.push((
-            "fencing tokens gone backwards",
-            t.went_backwards.to_string(),
-        ));
+    for checker in results.checkers() {
+        rows.extend(checker.table_rows());
     }
     if let Some(setup) = &results.setup {
         rows.push(("fencing token", setup.token.clone()));

@@ -2,21 +2,7 @@
 
 use std::fmt::Write;
 
-use lockpick_checkers::model::{AccessKind, Hold, Setup};
-use lockpick_checkers::story::{seconds, token};
 use lockpick_checkers::{Results, Validity};
-
-fn hold(h: &Hold) -> String {
-    format!(
-        "client {} (acquisition {}, {}) held it from {} to {}{}",
-        h.process,
-        h.acquisition,
-        token(h),
-        seconds(h.start),
-        seconds(h.end),
-        if h.released { "" } else { " (never released)" }
-    )
-}
 
 pub fn render(results: &Results) -> String {
     let mut out = String::new();
@@ -45,101 +31,10 @@ pub fn render(results: &Results) -> String {
     if let Some(failed) = results.release_failures.told() {
         let _ = writeln!(out, "  releases failed: {failed}");
     }
-    if let Some(o) = &results.overlapping_holders {
-        let _ = writeln!(
-            out,
-            "  overlapping holders: {} (among {} holds)",
-            o.overlaps.len(),
-            o.holds
-        );
-        if !o.overlaps.is_empty() {
-            let _ = writeln!(
-                out,
-                "    by cause: {} holder(s) outlived their lease, {} granted under a live lease \
-                 ({} broke mutual exclusion), {} not decidable",
-                o.outlived_lease,
-                o.granted_under_live_lease,
-                Setup::mutual_exclusion_breaker(results.setup.as_ref()),
-                o.undecidable
-            );
+    for checker in results.checkers() {
+        for line in checker.summary_lines(results.setup.as_ref()) {
+            let _ = writeln!(out, "{line}");
         }
-        if let Some(first) = o.overlaps.first() {
-            let _ = writeln!(out, "    first: {}", hold(&first.first));
-            let _ = writeln!(out, "       and {}", hold(&first.second));
-            let _ = writeln!(
-                out,
-                "       both held the lock {}{}",
-                first.span_words(),
-                if first.faults.is_empty() {
-                    String::new()
-                } else {
-                    format!(", during {}", first.faults.join(", "))
-                }
-            );
-        }
-    }
-    if let Some(s) = &results.stale_accesses {
-        let _ = writeln!(
-            out,
-            "  stale writes accepted: {}; stale reads accepted: {}; accesses rejected by fencing: {}",
-            s.stale_writes, s.stale_reads, s.rejected
-        );
-        let first = s
-            .violations
-            .iter()
-            .find(|v| v.access.kind == AccessKind::Write)
-            .or(s.violations.first());
-        if let Some(v) = first {
-            let verb = match v.access.kind {
-                AccessKind::Write => "wrote",
-                AccessKind::Read => "read",
-            };
-            let _ = writeln!(
-                out,
-                "    first: client {} {verb} at {} under acquisition {} ({}) and the resource \
-                 accepted it, although at {} it had accepted client {}'s access under the newer \
-                 acquisition {} ({})",
-                v.access.process,
-                seconds(v.access.time),
-                v.holder.acquisition,
-                token(&v.holder),
-                seconds(v.overtaken_by.time),
-                v.overtaken_by.process,
-                v.newer_holder.acquisition,
-                token(&v.newer_holder),
-            );
-        }
-    }
-    if let Some(t) = results.token_violations.as_ref().filter(|t| t.checked) {
-        if t.reused + t.went_backwards > 0 {
-            let _ = writeln!(
-                out,
-                "  fencing tokens broke their promise: {} reused, {} went backwards",
-                t.reused, t.went_backwards
-            );
-        }
-    }
-    if let Some(l) = results.liveness.as_ref().filter(|l| !l.jams.is_empty()) {
-        let first = &l.jams[0];
-        let _ = writeln!(
-            out,
-            "  lock jammed: {} time(s) refused to everyone while certainly free for over {} ms; \
-             first: from {} to {} (the last lease to end was {}), {} refused attempts",
-            l.jams.len(),
-            l.bound_ms,
-            seconds(first.free_from),
-            seconds(first.until),
-            first.free_how,
-            first.failed_attempts
-        );
-    }
-    if let Some(l) = results.liveness.as_ref().filter(|l| l.excused_wait > 0) {
-        let _ = writeln!(
-            out,
-            "  unavailable (expected, not a jam): refused to everyone for up to {} while free, \
-             during server faults or their recovery",
-            seconds(l.excused_wait)
-        );
     }
     if let Some(note) = results.lease_claims.as_ref().and_then(|c| c.note()) {
         let _ = writeln!(out, "  told: {note}");

@@ -1,9 +1,8 @@
 //! `summary.md`: the markdown a CI job posts on a pull request or in its step summary, written
 //! by every run and every comparison. A lock × nemesis grid with a mark per cell, the totals
-//! that matter (overlaps, stale writes accepted, stale reads, grants under a live lease, token
-//! violations), the first violation's story on one line, and each cell's figures and report link
-//! folded away, so that a 50-cell comparison still fits a comment. When `$GITHUB_STEP_SUMMARY` names a file, the
-//! summary is appended to it too.
+//! that matter (every count of `FIGURES`), the first violation's story on one line, and each
+//! cell's figures and report link folded away, so that a 50-cell comparison still fits a
+//! comment. When `$GITHUB_STEP_SUMMARY` names a file, the summary is appended to it too.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

@@ -59,7 +59,8 @@ impl Violation<'_> {
             "stale-write" => "stale write accepted",
             "stale-read" => "stale read accepted",
             "token-reused" => "token reused",
-            _ => "token went backwards",
+            "token-went-backwards" => "token went backwards",
+            other => other,
         }
     }
 

@@ -1,0 +1,68 @@
+//! The fencing-token checker as outputs tell it.
+
+use super::{Checker, Finding, Sentence};
+use crate::model::{Model, Setup};
+use crate::tokens::TokenViolations;
+use crate::words::count;
+
+impl Checker for TokenViolations {
+    fn name(&self) -> &'static str {
+        "fencing tokens"
+    }
+
+    fn finding(&self) -> Finding {
+        if !self.checked {
+            return Finding::NotChecked(
+                "the lock hands out no fencing token: no promise to check".to_string(),
+            );
+        }
+        Finding::broken_if(!self.violations.is_empty(), || {
+            format!(
+                "fencing tokens broke their promise: {} reused, {} went backwards",
+                self.reused, self.went_backwards
+            )
+        })
+    }
+
+    fn story_kinds(&self) -> &'static [&'static str] {
+        &["token-reused", "token-went-backwards"]
+    }
+
+    fn summary_lines(&self, _setup: Option<&Setup>) -> Vec<String> {
+        if !self.checked || self.reused + self.went_backwards == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "  fencing tokens broke their promise: {} reused, {} went backwards",
+            self.reused, self.went_backwards
+        )]
+    }
+
+    fn table_rows(&self) -> Vec<(&'static str, String)> {
+        if !self.checked {
+            return Vec::new();
+        }
+        vec![
+            ("fencing tokens reused", self.reused.to_string()),
+            (
+                "fencing tokens gone backwards",
+                self.went_backwards.to_string(),
+            ),
+        ]
+    }
+
+    fn headline(&self, model: &Model) -> Vec<Sentence> {
+        if self.violations.is_empty() {
+            return Vec::new();
+        }
+        let lock = model.setup.as_ref().map_or("the lock", |s| s.label());
+        vec![Sentence::new(
+            "tokens",
+            format!(
+                "{} reused and {} gone backwards: {lock} broke its fencing-token promise",
+                count(self.reused, "token", "tokens"),
+                self.went_backwards
+            ),
+        )]
+    }
+}
