@@ -1,10 +1,11 @@
 //! The catalogue of lock services: one self-describing entry per service (the servers a lock
-//! runs on), consulted by `--image`, `--server-bin`, the exec locks and the clock nemeses. A lock names its service's entry; nothing else matches on a
-//! service's name.
+//! runs on), consulted by `--image`, `--server-bin`, the exec locks and the clock nemeses. A
+//! lock names its service's entry; nothing else matches on a service's name.
 //!
 //! Adding a service: its file in `service/` with its [`ServiceEntry`] and its [`LockService`],
-//! one line in [`SERVICES`], its packages in `.ci/install-packages`, and its image folder in
-//! `docker/` (which `docker/build-images` builds by default).
+//! one line in [`SERVICES`], its packages in `.ci/install-packages`' gate list, and its image
+//! folder in `docker/` (which `docker/build-images` builds by default); the tests below check
+//! the last two against the catalogue.
 //!
 //! [`LockService`]: super::LockService
 
@@ -44,6 +45,34 @@ mod tests {
                 "{}",
                 lock.name()
             );
+        }
+    }
+
+    /// `.ci/install-packages gate` (what CI, the lockpick image and a team's CI job install)
+    /// installs every package a service requires: a service added without its packages there
+    /// would pass here and fail on a fresh machine.
+    #[test]
+    fn the_gates_packages_hold_every_package_a_service_requires() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/install-packages");
+        let script = std::fs::read_to_string(script).unwrap();
+        let gate: Vec<&str> = script
+            .split_once("\ngate=(\n")
+            .and_then(|(_, rest)| rest.split_once("\n)"))
+            .expect("the script lists the gate's packages as gate=( ... )")
+            .0
+            .lines()
+            .filter_map(|line| line.split_whitespace().next())
+            .collect();
+        for lock in crate::locks::LOCKS {
+            for required in lock.service().requirements() {
+                assert!(
+                    gate.contains(&required.package),
+                    "{} needs {} ({}), which .ci/install-packages gate does not install: {gate:?}",
+                    lock.name(),
+                    required.package,
+                    required.program
+                );
+            }
         }
     }
 
