@@ -62,7 +62,7 @@ pub struct CompareArgs {
     /// cell's expected time, for a CI job matrix; needs a seed (`--seed` or the matrix file's).
     /// Its `compare.json` carries what `lockpick merge` needs to join the shards.
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::compare::shard::Shard>,
+    pub shard: Option<super::shard::Shard>,
     /// Check the matrix (file and flags) and list its cells without running anything; the
     /// machine (root, servers, the store) is not checked.
     #[arg(long)]

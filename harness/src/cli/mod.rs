@@ -8,6 +8,7 @@ mod compare_args;
 mod fault_flags;
 mod knob_table;
 mod protocol_check_args;
+pub mod shard;
 mod shrink_args;
 mod values;
 

@@ -13,12 +13,12 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use super::cell::{Cell, Outcome};
-use super::links::Links;
-use super::shard::{Shard, MAX_SHARDS};
 use super::shard_record::{self, ShardPart};
 use super::{plan, publish, report_to, JSON};
+use crate::cli::shard::{Shard, MAX_SHARDS};
 use crate::cli::MergeArgs;
 use crate::config::bad;
+use crate::report::links::Links;
 
 /// The part of a shard's `compare.json` a merge reads.
 #[derive(Deserialize)]

@@ -15,7 +15,6 @@
 pub mod cell;
 mod judgement;
 mod junit;
-pub mod links;
 mod listing;
 mod lock_entries;
 pub mod matrix;
@@ -41,10 +40,10 @@ use lockpick_checkers::model;
 
 use crate::cli::CompareArgs;
 use crate::config::RunConfig;
+use crate::report::links::Links;
 use crate::report::summary_md::{self, Counts};
 use crate::run;
 use cell::{Cell, Figures, Judgement, Outcome};
-use links::Links;
 pub use merge::merge;
 pub use outputs::{GRID, JSON, TABLE};
 use plan::PlannedCell;

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::cell::{Cell, Judgement};
-use super::links::Links;
 use super::outputs::{self, GRID, JSON, TABLE};
 use super::shard_record::ShardPart;
 use super::state::Tally;
 use super::{junit, page, summary};
 use crate::report;
+use crate::report::links::Links;
 use crate::report::summary_md;
 
 /// What a comparison's outputs say besides its cells.

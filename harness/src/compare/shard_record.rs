@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::cell::{CellName, Outcome};
 use super::matrix::{CellExpectation, Expectation};
 use super::plan::{Plan, PlannedCell};
-use super::shard::{self, Shard};
+use super::shard;
+use crate::cli::shard::Shard;
 
 /// `compare.json`'s `shard`.
 #[derive(Clone, Debug, Serialize, Deserialize)]

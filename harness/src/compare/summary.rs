@@ -14,11 +14,11 @@ use std::path::Path;
 use lockpick_checkers::Validity;
 
 use super::cell::Cell;
-use super::links::Links;
 use super::shrink_cells::{confirmed_words, CellShrink};
 use super::state::{by_state, State, Tally};
 use crate::report;
 use crate::report::counts::FIGURES;
+use crate::report::links::Links;
 use crate::report::summary_md::Counts;
 
 /// The most characters a summary has.

@@ -19,6 +19,7 @@ mod history_facts;
 mod human_units;
 mod index;
 mod junit;
+pub mod links;
 mod page;
 pub mod summary;
 pub mod summary_md;
