@@ -200,3 +200,50 @@ fn a_killed_clients_open_operation_is_dated_at_its_kill_not_when_its_stream_clos
     );
     assert_nothing_left(&r);
 }
+
+#[test]
+fn the_data_folder_is_made_on_the_node_as_postgres_and_a_failed_initdb_stops_the_run() {
+    // A server folder whose initdb says who ran it and fails: the run stops at its start,
+    // naming the step and its log, and leaves nothing.
+    let folder = tempfile::tempdir().unwrap();
+    let mode = |path: &std::path::Path| {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap()
+    };
+    mode(folder.path());
+    let scripts = [
+        ("postgres", "echo 'postgres (PostgreSQL) 15.0'"),
+        ("initdb", "echo \"initdb ran as $(id -un) on $(ls -ld \"$2\" | awk '{print $3}')'s folder\"; exit 3"),
+    ];
+    for (name, body) in scripts {
+        let path = folder.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        mode(&path);
+    }
+    let store = tempfile::tempdir().unwrap();
+    let output = common::lockpick()
+        .args(["run", "--lock", "postgres-advisory", "--time-limit", "2s"])
+        .arg("--server-bin")
+        .arg(format!("postgres={}", folder.path().display()))
+        .arg("--store")
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(255), "{stderr}");
+    assert!(stderr.contains("initdb on n1 failed"), "{stderr}");
+    let log = stderr
+        .rsplit("see ")
+        .next()
+        .map(|path| std::fs::read_to_string(path.trim()).unwrap())
+        .unwrap();
+    assert!(
+        log.contains("initdb ran as postgres on postgres's folder"),
+        "{log}"
+    );
+    let prefix = stderr
+        .split("(run ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap();
+    common::assert_prefix_gone(prefix);
+}

@@ -22,7 +22,7 @@ pub use catalogue::SERVICES;
 pub use entry::{ServerBinForm, ServiceEntry};
 
 use crate::processes::children::Children;
-use crate::processes::node_process::NodeProcess;
+use crate::processes::node_process::{NodeProcess, REAP_WITHIN};
 use crate::runtime::process_spec::{ProcessSpec, Programs, Stream};
 use crate::runtime::{Node, Runtime};
 
@@ -125,16 +125,42 @@ impl Launch {
     }
 
     pub fn spawn(&self, runtime: &dyn Runtime) -> Result<Box<dyn NodeProcess>> {
-        runtime.spawn(&self.node, &self.spec()?)
+        let what = format!("the server on {}", self.node.name);
+        runtime.spawn(&self.node, &self.spec(&what)?)
+    }
+
+    /// Runs the program to its end on its node, through the runtime as a server would run,
+    /// within `bound`: a step of a server's start (making its data folder). Fails unless it
+    /// exits 0; one still running at the bound is killed.
+    pub fn run_to_end(&self, runtime: &dyn Runtime, bound: Duration) -> Result<()> {
+        let name = self
+            .program
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy();
+        let what = format!("{name} on {}", self.node.name);
+        let mut process = runtime.spawn(&self.node, &self.spec(&what)?)?;
+        match process.wait_within(bound)? {
+            Some(status) if status.success() => Ok(()),
+            Some(status) => bail!("{what} failed ({status}): see {}", self.log.display()),
+            None => {
+                let _ = process.kill();
+                let _ = process.wait_within(REAP_WITHIN);
+                bail!(
+                    "{what} did not finish within {} s: see {}",
+                    bound.as_secs(),
+                    self.log.display()
+                )
+            }
+        }
     }
 
     /// What the runtime starts: the node's own program, as its user, its output and errors
     /// appended to its log.
-    fn spec(&self) -> Result<ProcessSpec> {
+    fn spec(&self, what: &str) -> Result<ProcessSpec> {
         let launch = self.as_user()?;
         let log = Stream::appended_log(&self.log);
-        let what = format!("the server on {}", self.node.name);
-        let mut spec = ProcessSpec::new(&what, Programs::Node, &launch.program)
+        let mut spec = ProcessSpec::new(what, Programs::Node, &launch.program)
             .args(launch.args)
             .streams(Stream::Null, log.clone(), log);
         spec.env = launch.env;

@@ -10,7 +10,6 @@
 //! sometimes outlived a 6 s partition.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -125,20 +124,13 @@ impl LockService for PostgresService {
             None => installed_bin().context("no PostgreSQL server under /usr/lib/postgresql")?,
         };
         self.bin = Some(bin.clone());
-        let setpriv =
-            crate::runtime::program::find_program("setpriv").context("setpriv is missing")?;
-        let user = nix::unistd::User::from_name(USER)
-            .ok()
-            .flatten()
-            .with_context(|| format!("there is no {USER} user (Debian's postgresql makes it)"))?;
         for node in setup.nodes {
             let dir = setup.scratch.join(format!("postgres-{}", node.name));
             std::fs::create_dir(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
-            nix::unistd::chown(&dir, Some(user.uid), Some(user.gid))?;
             std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
             let log = setup.logs.join(format!("postgres-{}.log", node.name));
-            initdb(&setpriv, &bin, &dir, &log)?;
+            make_data_folder(setup.runtime, node, &bin, &dir, &log)?;
             // Any client of the run's private network may connect: it has no route out.
             let hba = setup.scratch.join(format!("pg_hba-{}.conf", node.name));
             crate::files::safe_write::write_new(
@@ -220,34 +212,48 @@ const SETTINGS: &[&str] = &[
     "log_min_messages=warning",
 ];
 
-/// `setpriv`'s words that run what follows as PostgreSQL's user.
-const AS_USER: [&str; 6] = ["--reuid", USER, "--regid", USER, "--init-groups", "--"];
+/// How long `chown` and `initdb` may take on a busy machine.
+const DATA_FOLDER_WITHIN: Duration = Duration::from_secs(120);
 
-fn initdb(setpriv: &Path, bin: &Path, dir: &Path, log: &Path) -> Result<()> {
-    let out = crate::files::safe_write::append(log)?;
-    let status = Command::new(setpriv)
-        .args(AS_USER)
-        .arg(bin.join("initdb"))
-        .args(["-D"])
-        .arg(dir)
-        .args([
-            "-U",
-            USER,
-            "--auth=trust",
-            "-E",
-            "UTF8",
-            "--no-sync",
-            "--no-instructions",
-        ])
-        .stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .status()
-        .context("cannot run initdb")?;
-    if !status.success() {
-        bail!("initdb failed ({status}): see {}", log.display());
-    }
-    Ok(())
+/// Hands the run's new, empty `dir` to PostgreSQL's user and makes a database cluster in it,
+/// both on the node as its server will run (its user is the node's): through the runtime, so
+/// that the folder is made by the node's own `initdb` for the node's own `postgres` user.
+fn make_data_folder(
+    runtime: &dyn Runtime,
+    node: &Node,
+    bin: &Path,
+    dir: &Path,
+    log: &Path,
+) -> Result<()> {
+    let chown = runtime
+        .find_program(node, "chown")
+        .context("chown is missing (coreutils)")?;
+    let mut owner = Launch::new(node, chown, log.to_path_buf());
+    // --no-dereference: the folder itself, never what a link there might name.
+    owner
+        .arg("--no-dereference")
+        .arg(format!("{USER}:{USER}"))
+        .arg(dir);
+    owner
+        .run_to_end(runtime, DATA_FOLDER_WITHIN)
+        .with_context(|| {
+            format!(
+                "cannot hand {} to the {USER} user (Debian's postgresql makes it)",
+                dir.display()
+            )
+        })?;
+    let mut initdb = Launch::new(node, bin.join("initdb"), log.to_path_buf());
+    initdb.user = Some(USER);
+    initdb.arg("-D").arg(dir).args([
+        "-U",
+        USER,
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--no-sync",
+        "--no-instructions",
+    ]);
+    initdb.run_to_end(runtime, DATA_FOLDER_WITHIN)
 }
 
 fn ready(endpoint: &str) -> Result<()> {
