@@ -1,10 +1,11 @@
 //! The checker seam: every checker's result, as outputs show it. Each checker's result says its
 //! name, what it found, the kinds of story that tell its violations, its lines in the terminal
 //! summary, its rows in the report's table and its sentences in the report's headline
-//! ([`Checker`]); [`Results::checkers`] lists the results of those that ran, and every output
-//! (JUnit, the summaries, the report) loops over that list. A new checker is its own module, its
-//! `impl Checker` in `checks/`, its field in [`Results`] and one line in [`Results::checkers`];
-//! its count, if it has one, is one line of the harness's `FIGURES`.
+//! ([`Checker`]); [`Results::checkers`] lists the results of those that ran, and the terminal
+//! summary, the report and JUnit loop over that list. A new checker is its own module, its
+//! field in [`Results`] and its call in `check_model`, its `impl Checker` in `checks/`, and one
+//! line in [`Results::checkers`]; its count, if it has one, is a line of the harness's
+//! `FIGURES`, which the outputs that show counts (summary.md, the index, compare) loop over.
 
 mod jams;
 mod overlaps;

@@ -221,7 +221,9 @@ fn self_freezing_program(dir: &Path, group: &Path) -> std::path::PathBuf {
 struct Outlived {
     output: std::process::Output,
     frozen: String,
+    /// The first run's folder, and how many runs the store holds.
     dir: std::path::PathBuf,
+    runs: usize,
     prefix: String,
     clean: std::process::Output,
     /// The store, kept until the assertions are done.
@@ -260,7 +262,8 @@ fn outliving_teardown(command: &str, lock_flag: &str, args: &[&str]) -> Option<O
         || std::fs::read_to_string(group.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty()),
     );
     std::fs::remove_dir(&group).unwrap();
-    let dir = newest_run(store.path());
+    let runs = runs_in(store.path());
+    let dir = runs.first().expect("the command made no run").clone();
     let prefix = common::run_identity(&dir).0;
     let clean = lockpick()
         .args(["clean", "--prefix", &prefix])
@@ -270,24 +273,20 @@ fn outliving_teardown(command: &str, lock_flag: &str, args: &[&str]) -> Option<O
         output,
         frozen,
         dir,
+        runs: runs.len(),
         prefix,
         clean,
         _store: store,
     })
 }
 
-/// The one run's folder under a store (`latest` for a run, the cell's for a comparison).
-fn newest_run(store: &Path) -> std::path::PathBuf {
-    let latest = store.join("latest");
-    if latest.exists() {
-        return latest.canonicalize().unwrap();
-    }
-    let results: Vec<_> = walk(store)
+/// The folders of the runs a store holds, by their histories.
+fn runs_in(store: &Path) -> Vec<std::path::PathBuf> {
+    walk(store)
         .into_iter()
         .filter(|p| p.ends_with("history.jsonl"))
-        .collect();
-    assert_eq!(results.len(), 1, "{results:?}");
-    results[0].parent().unwrap().to_path_buf()
+        .map(|p| p.parent().unwrap().canonicalize().unwrap())
+        .collect()
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -312,6 +311,7 @@ fn a_run_whose_process_outlives_teardown_says_so_and_exits_255() {
         prefix,
         clean,
         _store,
+        ..
     }) = outliving_teardown("run", "--lock", &["--clients", "1", "--time-limit", "3s"])
     else {
         return;
@@ -341,7 +341,19 @@ fn a_comparison_stops_at_a_cell_whose_process_outlives_teardown() {
     let Some(outlived) = outliving_teardown(
         "compare",
         "--locks",
-        &["--nemeses", "none", "--clients", "1", "--time-limit", "3s"],
+        // Two repeats, one at a time: the second never starts (one run's folder in the store).
+        &[
+            "--nemeses",
+            "none",
+            "--repeat",
+            "2",
+            "--parallel",
+            "1",
+            "--clients",
+            "1",
+            "--time-limit",
+            "3s",
+        ],
     ) else {
         return;
     };
@@ -351,6 +363,10 @@ fn a_comparison_stops_at_a_cell_whose_process_outlives_teardown() {
         "no program froze itself\n{stderr}"
     );
     assert_eq!(outlived.output.status.code(), Some(255), "{stderr}");
+    assert_eq!(
+        outlived.runs, 1,
+        "the comparison went on to its next run\n{stderr}"
+    );
     assert!(
         stderr.contains(&format!(
             "teardown left part of the run at {} behind",

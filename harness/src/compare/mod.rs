@@ -253,7 +253,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
     let dir = publish::write(&comparison, &cells, &links, shrink_settings.is_none())?;
     if let Some(settings) = &shrink_settings {
         // The gate is decided: a shrink adds what it finds, and changes no verdict or code.
-        let shrinks = shrink_cells::shrink_broken(&plan, &cells, settings, Arc::clone(&interrupt));
+        let shrinks = shrink_cells::shrink_broken(&plan, &cells, settings, Arc::clone(&interrupt))?;
         shrink_cells::tell(&shrinks);
         let summary = publish::summary(&comparison, &cells, &links, &dir, &shrinks);
         summary_md::publish(&dir, &summary)?;

@@ -16,6 +16,7 @@ use super::cell::{judge, Cell, CellName, Judgement};
 use super::matrix::Expectation;
 use super::plan::Plan;
 use crate::cli::{CompareArgs, ViolationKind};
+use crate::run::LeftBehind;
 use crate::shrink::{self, Budget, Request, Shrunk};
 
 /// The shrinks' settings, checked before any cell runs.
@@ -77,7 +78,7 @@ pub fn shrink_broken(
     cells: &[Cell],
     settings: &Settings,
     interrupt: Arc<AtomicBool>,
-) -> Vec<CellShrink> {
+) -> Result<Vec<CellShrink>> {
     let started = Instant::now();
     let mut runs = 0;
     let mut shrinks = Vec::new();
@@ -111,7 +112,11 @@ pub fn shrink_broken(
                 budget: left,
                 store: &plan.store,
             };
-            shrink::shrink_run(&request, Arc::clone(&interrupt)).map_err(|e| format!("{e:#}"))
+            match shrink::shrink_run(&request, Arc::clone(&interrupt)) {
+                // Something of a replay may still act: no further run starts.
+                Err(e) if e.downcast_ref::<LeftBehind>().is_some() => return Err(e),
+                outcome => outcome.map_err(|e| format!("{e:#}")),
+            }
         };
         if let Ok(shrunk) = &outcome {
             runs += shrunk.runs;
@@ -121,7 +126,7 @@ pub fn shrink_broken(
             outcome,
         });
     }
-    shrinks
+    Ok(shrinks)
 }
 
 /// The terminal's lines about the shrinks, after the table.

@@ -1,7 +1,8 @@
 //! Every output shows every checker through the seam (`Results::checkers`): one hand-made
-//! history breaks all of them (two overlapping holders with the same token, a stale write the
-//! resource accepted, then a lock refused to everyone while free), and the terminal summary, the
-//! report's table and headline, and JUnit each tell every checker's part.
+//! history breaks all of them (two overlapping holders with the same token, a stale write and a
+//! stale read the resource accepted, then a lock refused to everyone while free), and the
+//! terminal summary, the report's table, headline and footnotes, and JUnit each tell every
+//! checker's part.
 
 use lockpick_checkers::checks::Finding;
 use lockpick_checkers::{model, Op, OpType, Process, Results, F};
@@ -36,9 +37,14 @@ fn history() -> Vec<Op> {
     };
     acquire(&mut push, 100, 0, "0.1");
     acquire(&mut push, 200, 1, "1.1");
-    for (ms, seq, p, acq) in [(250, 1, 1, "1.1"), (350, 2, 0, "0.1")] {
+    // Client 0 writes and then reads after client 1's write: a stale write and a stale read.
+    for (ms, seq, p, acq, op) in [
+        (250, 1, 1, "1.1", "write"),
+        (350, 2, 0, "0.1", "write"),
+        (360, 3, 0, "0.1", "read"),
+    ] {
         let v = json!({"seq": seq, "process": p, "acquisition": acq, "token": 7,
-            "op": "write", "value": seq});
+            "op": op, "value": 2});
         push(
             ms,
             Process::named(Process::RESOURCE),
@@ -77,7 +83,11 @@ fn history() -> Vec<Op> {
 
 fn checked() -> (model::Model, Results) {
     let ops = history();
-    (model::build(&ops).unwrap(), lockpick_checkers::check(&ops))
+    let mut results = lockpick_checkers::check(&ops);
+    // Unavailability that server faults excuse, told beside the jam (this history has no
+    // server fault to excuse any).
+    results.liveness.as_mut().unwrap().excused_wait = 2_500_000_000;
+    (model::build(&ops).unwrap(), results)
 }
 
 #[test]
@@ -102,6 +112,7 @@ fn every_output_tells_every_checker() {
     let page = render_model(&model, &results, &RunFacts::default(), "lockpick run");
     let headline = super::headline::findings(&model, &results);
     let junit = junit::junit(&results, &RunFacts::default()).unwrap();
+    assert_eq!(results.checkers().len(), 4);
     for checker in results.checkers() {
         let name = checker.name();
         let lines = checker.summary_lines(results.setup.as_ref());
@@ -117,11 +128,38 @@ fn every_output_tells_every_checker() {
         }
         let sentences = checker.headline(&model);
         assert!(!sentences.is_empty(), "{name}: nothing in the headline");
-        for s in sentences {
+        for s in sentences.into_iter().chain(checker.footnotes(&model)) {
             assert!(headline.contains(&s), "{name}: {s:?} not in {headline:?}");
         }
-        assert!(junit.contains(name), "{name} has no JUnit case\n{junit}");
+        let case = format!("<testcase name=\"{name}\"");
+        assert!(junit.contains(&case), "{name} has no JUnit case\n{junit}");
     }
-    // The report's table counts the jam (it once left jams out).
-    assert!(page.contains("<th>times the lock jammed</th><td>1</td>"));
+    // What each checker tells, as a reader sees it (the table once left jams out).
+    for row in [
+        "<th>times the lock jammed</th><td>1</td>",
+        "<th>longest refused while free, during server faults</th><td>2.500 s</td>",
+        "<th>stale reads accepted</th><td>1</td>",
+    ] {
+        assert!(page.contains(row), "{row} not on the page");
+    }
+    for line in [
+        "  lock jammed: 1 time(s)",
+        "  unavailable (expected, not a jam)",
+    ] {
+        assert!(terminal.contains(line), "{line:?} not in\n{terminal}");
+    }
+    // Most important first; then why the run is not proven (it has no final read).
+    let kinds: Vec<&str> = headline.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "overlap",
+            "fence",
+            "tokens",
+            "jam",
+            "unavailable",
+            "stale-reads",
+            "unproven"
+        ]
+    );
 }

@@ -7,8 +7,8 @@ use lockpick_checkers::words::{capitalised, count};
 use lockpick_checkers::{Results, Validity};
 use maud::{html, Markup};
 
-/// One sentence, with the kind of finding it tells: each checker's (`overlap`, `tokens`, `jam`,
-/// `unavailable`, `stale-reads`, ...) and the headline's own (`fence`, `contradicted`,
+/// One sentence, with the kind of finding it tells: each checker's (`overlap`, `fence`,
+/// `tokens`, `jam`, `unavailable`, `stale-reads`, ...) and the headline's own (`contradicted`,
 /// `unproven`, `valid`).
 pub use lockpick_checkers::checks::Sentence as Finding;
 
@@ -26,7 +26,7 @@ pub fn render(model: &Model, results: &Results) -> Markup {
 pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
     let checkers = results.checkers();
     let valid = results.valid == Validity::Valid;
-    // A valid run's fence is told in the valid sentence below.
+    // A valid run's fence is told in the valid sentence below, and only when it held.
     let mut out: Vec<Finding> = checkers
         .iter()
         .flat_map(|c| c.headline(model))

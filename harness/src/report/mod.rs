@@ -9,7 +9,7 @@
 //! times, acquire latencies), `facts` (what the run says about itself), `page` (the HTML, with
 //! maud, which escapes), `headline` (the sentences under the verdict), `violations` (every
 //! violation, numbered once for the page), `timeline` and `svg` (the drawings), `human_units`
-//! (durations as people say them), `junit` and `index`. One stylesheet, [`STYLE`], serves the report, the index
+//! (durations as people say them), `junit`, `index`, and `links` (where summary.md links to). One stylesheet, [`STYLE`], serves the report, the index
 //! and `compare.html`. The page stays under 2 MB at any history length (`size_tests`).
 
 pub mod counts;

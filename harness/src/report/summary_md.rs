@@ -306,7 +306,7 @@ pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()
         counts: Counts::of(results),
         story: results.stories.first().map(|s| s.shortened()),
         // A path relative to the run's folder is dead where a summary is read (a comment):
-        // linked only where the CI publishes the store (see compare's `Links`).
+        // linked only where the CI publishes the store (see `links`).
         report: std::path::absolute(&config.store).ok().and_then(|store| {
             let links = super::links::Links::new(None, &store, |k| std::env::var(k).ok());
             links.to(&std::path::absolute(dir).ok()?.join(crate::report::REPORT))

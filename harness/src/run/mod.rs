@@ -58,13 +58,33 @@ impl Finished {
         if self.left_behind.is_empty() {
             return Ok(());
         }
-        anyhow::bail!(
+        Err(LeftBehind {
+            dir: self.dir.clone(),
+        }
+        .into())
+    }
+}
+
+/// Teardown left part of the run in `dir` behind: an error that stops every command going on
+/// to further runs, whatever it was doing (a shrink of one cell stops the whole comparison),
+/// and keeps the run's folder, which it names.
+#[derive(Debug)]
+pub struct LeftBehind {
+    pub dir: PathBuf,
+}
+
+impl std::fmt::Display for LeftBehind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
             "teardown left part of the run at {} behind (see above); `lockpick clean` removes \
              it once it can",
             self.dir.display()
         )
     }
 }
+
+impl std::error::Error for LeftBehind {}
 
 /// `results.json`: the checkers' results and how the run went.
 #[derive(Serialize)]

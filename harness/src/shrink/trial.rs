@@ -22,6 +22,7 @@ use super::source::{self, Source};
 use crate::bad_input::bad;
 use crate::cli::ViolationKind;
 use crate::config::{parse_duration, RunConfig};
+use crate::run::LeftBehind;
 use crate::schedule::Schedule;
 use crate::store;
 
@@ -216,7 +217,11 @@ impl Oracle for Replayer<'_> {
         let tried = self.candidate_folder().and_then(|folder| {
             let answer = self.replay(step, candidate, &folder);
             let kept = matches!(&self.best, Some((best, _)) if *best == folder);
-            if !kept {
+            // A run that left part of itself behind keeps its folder: the error names it.
+            let left_behind = answer
+                .as_ref()
+                .is_err_and(|e| e.downcast_ref::<LeftBehind>().is_some());
+            if !kept && !left_behind {
                 let _ = fs::remove_dir_all(&folder);
             }
             answer.map(|settled| settled.map(|(failed, ran)| (failed, ran, kept)))
