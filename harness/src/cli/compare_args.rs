@@ -4,8 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::values::duration_word;
-use super::FaultFlags;
+use super::{FaultFlags, RunKnobs};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -91,133 +90,71 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
-/// The run knobs `compare` hands to every cell, as typed: on the command line or under
-/// `[knobs]` in a matrix file. Each is passed to the cell's `lockpick run` parser as whole
-/// words, so each is checked there exactly as a run checks it; unset ones take the run's
-/// defaults (the time limit is 10s in a comparison).
-///
-/// A matrix file's table reads key by key (`knob_table`): these derives read its own fields.
-#[derive(Args, Debug, Clone, Default, serde::Deserialize)]
-#[serde(remote = "Self", deny_unknown_fields, rename_all = "kebab-case")]
+/// The knobs `compare` hands to every cell, as typed: on the command line or under `[knobs]`
+/// in a matrix file, declared once for `lockpick run` and `compare` ([`RunKnobs`],
+/// [`FaultFlags`]). Each is passed to the cell's `lockpick run` parser as whole words, so each
+/// is checked there exactly as a run checks it; unset ones take the run's defaults (the time
+/// limit is 10s in a comparison). A matrix file's table reads key by key (`knob_table`).
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub struct CellKnobs {
-    /// Time limit of each cell [default: 10s].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub time_limit: Option<String>,
-    /// Client processes per cell [default: 5].
-    #[arg(long)]
-    pub clients: Option<u32>,
-    /// Lease time of the lock [default: 1s].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub ttl: Option<String>,
-    /// Time a client spends between its read and its write [default: 100ms].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub work: Option<String>,
-    /// Healed time at the end of each cell [default: 1s].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub quiet: Option<String>,
-    // The fault flags, as `lockpick run` declares them.
     #[command(flatten)]
-    #[serde(skip)]
+    pub run: RunKnobs,
+    #[command(flatten)]
     pub faults: FaultFlags,
-    /// Client-side timeout of each request [default: half the TTL, at most 1s].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub op_timeout: Option<String>,
-    /// How long a certainly free lock may be refused to everyone before it is jammed
-    /// [default: three TTLs, at least 3s].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub jam_bound: Option<String>,
-    /// Where every cell's nodes live [default: netns].
-    #[arg(long)]
-    pub runtime: Option<String>,
-    /// A server image for every cell of that service under `--runtime docker`, as
-    /// `service=image`; repeat for several services (in a matrix file: `image = [...]`).
-    #[arg(long = "image", value_name = "SERVICE=IMAGE")]
-    #[serde(default, rename = "image")]
-    pub images: Vec<String>,
-    /// A server program for every cell of that service under `--runtime netns`, as
-    /// `service=path`; repeat for several services (in a matrix file: `server-bin = [...]`).
-    #[arg(long = "server-bin", value_name = "SERVICE=PATH")]
-    #[serde(default, rename = "server-bin")]
-    pub server_bins: Vec<String>,
 }
 
 impl CellKnobs {
     /// These knobs, each unset one taken from `fallback`.
     pub fn or(&self, fallback: &CellKnobs) -> CellKnobs {
-        let pick = |a: &Option<String>, b: &Option<String>| a.clone().or_else(|| b.clone());
-        // A list given at all replaces the fallback's whole list.
-        let list = |a: &Vec<String>, b: &Vec<String>| if a.is_empty() { b } else { a }.clone();
         CellKnobs {
-            time_limit: pick(&self.time_limit, &fallback.time_limit),
-            clients: self.clients.or(fallback.clients),
-            ttl: pick(&self.ttl, &fallback.ttl),
-            work: pick(&self.work, &fallback.work),
-            quiet: pick(&self.quiet, &fallback.quiet),
-            op_timeout: pick(&self.op_timeout, &fallback.op_timeout),
-            jam_bound: pick(&self.jam_bound, &fallback.jam_bound),
-            runtime: pick(&self.runtime, &fallback.runtime),
-            images: list(&self.images, &fallback.images),
-            server_bins: list(&self.server_bins, &fallback.server_bins),
+            run: self.run.or(&fallback.run),
             faults: self.faults.or(&fallback.faults),
         }
     }
 
     /// The set knobs as `lockpick run` flags, each value one whole word.
     pub fn words(&self) -> Vec<String> {
-        let set = [
-            ("--time-limit", self.time_limit.clone()),
-            ("--clients", self.clients.map(|c| c.to_string())),
-            ("--ttl", self.ttl.clone()),
-            ("--work", self.work.clone()),
-            ("--quiet", self.quiet.clone()),
-            ("--op-timeout", self.op_timeout.clone()),
-            ("--jam-bound", self.jam_bound.clone()),
-            ("--runtime", self.runtime.clone()),
-        ];
-        let repeated = [
-            ("--image", &self.images),
-            ("--server-bin", &self.server_bins),
-        ];
-        set.into_iter()
-            .filter_map(|(flag, value)| Some([flag.to_string(), value?]))
-            .chain(repeated.into_iter().flat_map(|(flag, values)| {
-                values.iter().map(move |v| [flag.to_string(), v.clone()])
-            }))
-            .flatten()
-            .chain(self.faults.words())
-            .collect()
+        let mut words = self.run.words();
+        words.extend(self.faults.words());
+        words
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{CellKnobs, FaultFlags};
+    use super::{CellKnobs, FaultFlags, RunKnobs};
 
     #[test]
     fn runtime_images_and_server_bins_reach_each_cell_as_whole_words() {
         let given = CellKnobs {
-            runtime: Some("docker".to_string()),
-            images: vec![
-                "redis=redis:7.4".to_string(),
-                "etcd=quay.io/etcd:v3.5".to_string(),
-            ],
+            run: RunKnobs {
+                runtime: Some("docker".to_string()),
+                images: vec![
+                    "redis=redis:7.4".to_string(),
+                    "etcd=quay.io/etcd:v3.5".to_string(),
+                ],
+                ..RunKnobs::default()
+            },
             ..CellKnobs::default()
         };
         let file = CellKnobs {
-            runtime: Some("netns".to_string()),
-            images: vec!["redis=redis:6.2".to_string()],
-            server_bins: vec!["redis=/opt/redis-server".to_string()],
+            run: RunKnobs {
+                runtime: Some("netns".to_string()),
+                images: vec!["redis=redis:6.2".to_string()],
+                server_bins: vec!["redis=/opt/redis-server".to_string()],
+                ..RunKnobs::default()
+            },
             ..CellKnobs::default()
         };
         assert_eq!(
             given.or(&file).words(),
             [
-                "--runtime",
-                "docker",
                 "--image",
                 "redis=redis:7.4",
                 "--image",
                 "etcd=quay.io/etcd:v3.5",
+                "--runtime",
+                "docker",
                 "--server-bin",
                 "redis=/opt/redis-server",
             ]
@@ -231,9 +168,9 @@ mod tests {
             "runtime = \"netns\"\nserver-bin = [\"redis=/opt/redis-server\"]\nimage = []\n",
         )
         .unwrap();
-        assert_eq!(knobs.runtime.as_deref(), Some("netns"));
-        assert_eq!(knobs.server_bins, ["redis=/opt/redis-server"]);
-        assert!(knobs.images.is_empty());
+        assert_eq!(knobs.run.runtime.as_deref(), Some("netns"));
+        assert_eq!(knobs.run.server_bins, ["redis=/opt/redis-server"]);
+        assert!(knobs.run.images.is_empty());
     }
     #[test]
     fn a_matrix_files_fault_knobs_read_into_the_fault_flags_and_errors_keep_their_line() {
@@ -241,7 +178,7 @@ mod tests {
             "clients = 2\nclock-jump = \"3s\"\nloss = 20\npartition-mode = \"reject\"\n",
         )
         .unwrap();
-        assert_eq!(file.clients, Some(2));
+        assert_eq!(file.run.clients, Some(2));
         assert_eq!(file.faults.clock_jump.as_deref(), Some("3s"));
         let given = CellKnobs {
             faults: FaultFlags {

@@ -4,7 +4,6 @@
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::values::duration_word;
 use crate::runtime::firewall::PartitionMode;
@@ -50,30 +49,12 @@ pub struct FaultFlags {
 impl FaultFlags {
     /// These flags, each unset one taken from `fallback`.
     pub fn or(&self, fallback: &FaultFlags) -> FaultFlags {
-        let (mut given, fallback) = (self.as_map(), fallback.as_map());
-        for (key, value) in fallback {
-            let slot = given.entry(key).or_insert(Value::Null);
-            if slot.is_null() {
-                *slot = value;
-            }
-        }
-        serde_json::from_value(Value::Object(given)).expect("fault flags read back what they wrote")
+        super::flag_words::or(self, fallback)
     }
 
     /// The set flags as `lockpick run` words, each value one whole word.
     pub fn words(&self) -> Vec<String> {
-        self.as_map()
-            .into_iter()
-            .filter_map(|(key, value)| {
-                let value = match value {
-                    Value::Null => return None,
-                    Value::String(text) => text,
-                    other => other.to_string(),
-                };
-                Some([format!("--{key}"), value])
-            })
-            .flatten()
-            .collect()
+        super::flag_words::words(self)
     }
 
     /// The duration flags as typed, by name without the dashes, for a caller that checks them
@@ -85,13 +66,6 @@ impl FaultFlags {
             ("clock-jump", &self.clock_jump),
             ("delay", &self.delay),
         ]
-    }
-
-    fn as_map(&self) -> serde_json::Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(map)) => map,
-            _ => unreachable!("a struct of words serialises to an object"),
-        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! How a matrix file's `[knobs]` table reads into [`CellKnobs`]: key by key, each value read
 //! straight from the file, so that an error keeps its line (serde's `flatten` would buffer the
 //! table first and lose every line). A fault flag's key reads into [`FaultFlags`], any other
-//! into the cell knobs' own fields; both name their keys as their flags do.
+//! into [`RunKnobs`]; both name their keys as their flags do.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -10,20 +10,11 @@ use clap::{Args, Command};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
-use super::{CellKnobs, FaultFlags};
+use super::{CellKnobs, FaultFlags, RunKnobs};
 
 impl<'de> Deserialize<'de> for CellKnobs {
     fn deserialize<D: Deserializer<'de>>(table: D) -> Result<CellKnobs, D::Error> {
         table.deserialize_map(KnobTable)
-    }
-}
-
-/// The cell knobs' own fields, as serde derives them (`remote = "Self"` on [`CellKnobs`]).
-struct OwnKnobs(CellKnobs);
-
-impl<'de> Deserialize<'de> for OwnKnobs {
-    fn deserialize<D: Deserializer<'de>>(table: D) -> Result<OwnKnobs, D::Error> {
-        CellKnobs::deserialize(table).map(OwnKnobs)
     }
 }
 
@@ -64,8 +55,8 @@ impl<'de> Visitor<'de> for KnobTable {
                 let one: FaultFlags = table.next_value_seed(OneEntry::new(key))?;
                 knobs.faults = one.or(&knobs.faults);
             } else {
-                let OwnKnobs(one) = table.next_value_seed(OneEntry::new(key))?;
-                knobs = one.or(&knobs);
+                let one: RunKnobs = table.next_value_seed(OneEntry::new(key))?;
+                knobs.run = one.or(&knobs.run);
             }
         }
         Ok(knobs)

@@ -6,8 +6,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod compare_args;
 mod fault_flags;
+mod flag_words;
 mod knob_table;
 mod protocol_check_args;
+mod run_knobs;
 pub mod shard;
 mod shrink_args;
 mod values;
@@ -16,8 +18,9 @@ pub use crate::runtime::firewall::PartitionMode;
 pub use compare_args::{CellKnobs, CompareArgs, MergeArgs};
 pub use fault_flags::{FaultFlags, DEFAULT_FAULT_INTERVAL, DEFAULT_LOSS};
 pub use protocol_check_args::ProtocolCheckArgs;
+pub use run_knobs::RunKnobs;
 pub use shrink_args::{ShrinkArgs, ViolationKind};
-use values::{duration_word, lock_values, nemesis_values, runtime_values};
+use values::{lock_values, nemesis_values};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -106,60 +109,25 @@ pub struct RunArgs {
     /// Faults to inject, comma-separated (e.g. `pause-holder,pause-node`).
     #[arg(long, value_parser = nemesis_values(), value_delimiter = ',', default_value = "none")]
     pub nemesis: Vec<String>,
-    /// Number of client processes contending for the lock.
-    #[arg(long, default_value_t = 5)]
-    pub clients: u32,
-    /// Lease time of the lock (e.g. `1s`, `500ms`).
-    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = duration_word)]
-    pub ttl: String,
-    /// How long clients contend for the lock before the heal phase (e.g. `30s`, `2m`).
-    #[arg(long, default_value = "30s", allow_hyphen_values = true, value_parser = duration_word)]
-    pub time_limit: String,
     /// Whether the protected resource checks fencing tokens.
     #[arg(long, value_enum, default_value = "off")]
     pub fencing: Fencing,
     /// Seed for every random choice of the run (fault timing, targets); random if not given.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Time a client spends between its read and its write of the resource [default: 100ms,
-    /// or longer where a nemesis needs a long critical section to show its classic failure,
-    /// e.g. 1.5 x the TTL for partition-holder].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub work: Option<String>,
-    /// Time at the end of the run with every fault healed, while clients go on.
-    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = duration_word)]
-    pub quiet: String,
-    // The flags that tune faults: declared once, for `compare` too.
+    // The flags that shape the run and those that tune its faults: declared once, for
+    // `compare` too.
+    #[command(flatten)]
+    pub knobs: RunKnobs,
     #[command(flatten)]
     pub faults: FaultFlags,
     /// Replay the fault schedule stored by an earlier run (its schedule.json) instead of
     /// drawing one from the seed.
     #[arg(long)]
     pub schedule: Option<PathBuf>,
-    /// Client-side timeout of each request to a lock service or the resource; must be shorter
-    /// than the TTL [default: half the TTL, at most 1s].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub op_timeout: Option<String>,
-    /// How long the lock may be refused to everyone while certainly free (every earlier lease
-    /// ended, nobody holding it), outside server faults and their recovery, before it counts as
-    /// jammed [default: three TTLs, at least 3s].
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
-    pub jam_bound: Option<String>,
     /// Folder that keeps every run (`<store>/<lock>-<nemesis>/<time>/`).
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
-    /// Where the nodes live.
-    #[arg(long, value_parser = runtime_values(), default_value = "netns")]
-    pub runtime: String,
-    /// The server image of a service under `--runtime docker`, as `service=image`
-    /// (e.g. `redis=redis:7.4`); repeat for several services.
-    #[arg(long = "image", value_name = "SERVICE=IMAGE")]
-    pub images: Vec<String>,
-    /// Under `--runtime netns`, the server a service runs instead of the host's package, as
-    /// `service=path` (e.g. `redis=/opt/redis-7.4/redis-server`; ZooKeeper by the folder of its
-    /// jars); repeat for several services.
-    #[arg(long = "server-bin", value_name = "SERVICE=PATH")]
-    pub server_bins: Vec<String>,
     /// When the workload ends: at the time limit, or at the first violation the history
     /// proves (`decided`: the verdict is invalid then whatever follows; faults are healed and
     /// the final read taken as at the time limit).

@@ -26,8 +26,8 @@ why = "tokens and a fence"
 fn the_last_matching_group_decides_and_unmatched_cells_are_expected_valid() {
     let m = Matrix::parse(FILE).unwrap();
     assert_eq!(m.seed, Some(7));
-    assert_eq!(m.knobs.time_limit.as_deref(), Some("4s"));
-    assert_eq!(m.knobs.clients, Some(3));
+    assert_eq!(m.knobs.run.time_limit.as_deref(), Some("4s"));
+    assert_eq!(m.knobs.run.clients, Some(3));
     assert_eq!(
         m.expectation("redis", "none", "on"),
         CellExpectation::default_valid()
@@ -133,8 +133,8 @@ at-least = 2
     fn the_last_matching_group_decides_and_unmatched_cells_are_expected_valid() {
         let m = Matrix::parse(FILE).unwrap();
         assert_eq!(m.seed, Some(7));
-        assert_eq!(m.knobs.time_limit.as_deref(), Some("4s"));
-        assert_eq!(m.knobs.clients, Some(3));
+        assert_eq!(m.knobs.run.time_limit.as_deref(), Some("4s"));
+        assert_eq!(m.knobs.run.clients, Some(3));
         assert_eq!(
             m.expectation("redis", "none", "on"),
             CellExpectation::default_valid()

@@ -11,7 +11,7 @@ use clap::{Parser, ValueEnum};
 use super::cell::CellName;
 use super::lock_entries;
 use super::matrix::{CellExpectation, Expectation, LockEntry, Matrix};
-use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs, Until};
+use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs, RunKnobs, Until};
 use crate::config::{bad, RunConfig};
 use crate::run;
 
@@ -129,7 +129,10 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
     let nemeses = or_flag(&args.nemeses, "--nemeses", &file_nemeses)?;
     known_nemeses("--nemeses", &nemeses, &nemesis_names)?;
     let defaults = CellKnobs {
-        time_limit: Some(DEFAULT_TIME_LIMIT.to_string()),
+        run: RunKnobs {
+            time_limit: Some(DEFAULT_TIME_LIMIT.to_string()),
+            ..RunKnobs::default()
+        },
         ..CellKnobs::default()
     };
     let knobs = args.knobs.or(&matrix.knobs).or(&defaults);
@@ -337,15 +340,8 @@ fn from_file(key: &str, file: &[String], default: &str) -> Result<Vec<String>> {
 /// The file's durations, each checked here so that an error names the file and the key (the
 /// cell's own parser would name the flag it becomes).
 fn check_file_durations(file: &str, knobs: &CellKnobs) -> Result<()> {
-    let durations = [
-        ("time-limit", &knobs.time_limit),
-        ("ttl", &knobs.ttl),
-        ("work", &knobs.work),
-        ("quiet", &knobs.quiet),
-        ("op-timeout", &knobs.op_timeout),
-        ("jam-bound", &knobs.jam_bound),
-    ];
-    for (key, value) in durations.into_iter().chain(knobs.faults.durations()) {
+    let durations = knobs.run.durations().into_iter();
+    for (key, value) in durations.chain(knobs.faults.durations()) {
         if let Some(text) = value {
             crate::config::parse_duration(&format!("{file}: [knobs] {key} ="), text)?;
         }

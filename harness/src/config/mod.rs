@@ -117,34 +117,35 @@ impl RunConfig {
                 .map_err(|why| bad(format!("--name {short}: {why}")))?,
             None => lock,
         };
-        let ttl = parse_duration("--ttl", &args.ttl)?;
+        let knobs = &args.knobs;
+        let ttl = parse_duration("--ttl", knobs.ttl())?;
         if ttl < Duration::from_millis(10) {
             return Err(bad(format!(
                 "--ttl {} is too short: a lease needs at least 10ms (try --ttl 1s)",
-                args.ttl
+                knobs.ttl()
             )));
         }
         if let Err(why) = lock.check_ttl(ttl) {
             return Err(bad(format!(
                 "--ttl {} does not suit {}: {why}",
-                args.ttl,
+                knobs.ttl(),
                 lock.name()
             )));
         }
-        let time_limit = parse_duration("--time-limit", &args.time_limit)?;
+        let time_limit = parse_duration("--time-limit", knobs.time_limit())?;
         if time_limit < Duration::from_millis(1) || time_limit > Duration::from_secs(24 * 3600) {
             return Err(bad(format!(
                 "--time-limit {} must be 1ms or more and at most 24h",
-                args.time_limit
+                knobs.time_limit()
             )));
         }
-        if args.clients == 0 || args.clients > MAX_CLIENTS {
+        if knobs.clients() == 0 || knobs.clients() > MAX_CLIENTS {
             return Err(bad(format!(
                 "--clients {} must be between 1 and {MAX_CLIENTS}",
-                args.clients
+                knobs.clients()
             )));
         }
-        let op_timeout = match &args.op_timeout {
+        let op_timeout = match &knobs.op_timeout {
             Some(text) => parse_duration("--op-timeout", text)?,
             None => (ttl / 2).min(Duration::from_secs(1)),
         };
@@ -152,25 +153,25 @@ impl RunConfig {
             return Err(bad(format!(
                 "--op-timeout {} is shorter than 1ms, the shortest request timeout a client \
                  honours",
-                args.op_timeout.as_deref().unwrap_or("?"),
+                knobs.op_timeout.as_deref().unwrap_or("?"),
             )));
         }
         if op_timeout.is_zero() || op_timeout >= ttl {
             return Err(bad(format!(
                 "--op-timeout {} must be more than 0 and shorter than --ttl {}: a client must \
                  give up on a request before its lease can run out",
-                args.op_timeout.as_deref().unwrap_or("?"),
-                args.ttl
+                knobs.op_timeout.as_deref().unwrap_or("?"),
+                knobs.ttl()
             )));
         }
-        let jam_bound = match &args.jam_bound {
+        let jam_bound = match &knobs.jam_bound {
             Some(text) => {
                 let bound = parse_duration("--jam-bound", text)?;
                 if bound < ttl {
                     return Err(bad(format!(
                         "--jam-bound {text} is shorter than --ttl {}: a lease outlives its dead \
                          holder by up to the TTL, so a correct lock would be called jammed",
-                        args.ttl
+                        knobs.ttl()
                     )));
                 }
                 Some(bound)
@@ -178,11 +179,12 @@ impl RunConfig {
             None => None,
         };
         let faults = fault_knobs::check(&args.faults, ttl, time_limit)?;
-        let quiet = parse_duration("--quiet", &args.quiet)?;
+        let quiet = parse_duration("--quiet", knobs.quiet())?;
         if quiet >= time_limit {
             return Err(bad(format!(
                 "--quiet {} leaves no time for faults within --time-limit {}",
-                args.quiet, args.time_limit
+                knobs.quiet(),
+                knobs.time_limit()
             )));
         }
         let mut nemeses: Vec<&'static dyn Nemesis> = Vec::new();
@@ -221,14 +223,20 @@ impl RunConfig {
                     names(&replayed)
                 )));
             }
-            schedule::check::check_replay(path, &schedule, lock, args.clients, time_limit - quiet)?;
+            schedule::check::check_replay(
+                path,
+                &schedule,
+                lock,
+                knobs.clients(),
+                time_limit - quiet,
+            )?;
             nemeses = replayed;
         }
         for n in &nemeses {
             refuse_mismatch(lock, *n)?;
         }
         // The critical section: as asked, or long enough for every nemesis's classic failure.
-        let work = match &args.work {
+        let work = match &knobs.work {
             Some(text) => parse_duration("--work", text)?,
             None => nemeses
                 .iter()
@@ -239,8 +247,8 @@ impl RunConfig {
             return Err(bad(format!(
                 "--work {} must be shorter than --time-limit {}: a client would never finish \
                  its first critical section",
-                args.work.as_deref().unwrap_or("(the nemeses' default)"),
-                args.time_limit
+                knobs.work.as_deref().unwrap_or("(the nemeses' default)"),
+                knobs.time_limit()
             )));
         }
         let needs = nemeses
@@ -248,7 +256,7 @@ impl RunConfig {
             .fold(Needs::default(), |needs, n| needs.union(n.needs()));
         let program_clock = lock.client_clock_mover() == locks::ClientClockMover::ProgramVdso;
         if needs.client_clock && program_clock {
-            let reachable = crate::runtime::find(&args.runtime)
+            let reachable = crate::runtime::find(knobs.runtime())
                 .is_none_or(|kind| kind.client_programs_reachable());
             if !reachable {
                 return Err(bad(format!(
@@ -260,16 +268,16 @@ impl RunConfig {
             }
         }
         let chosen = runtime_choice::choose(
-            &args.runtime,
-            &args.images,
-            &args.server_bins,
+            knobs.runtime(),
+            &knobs.images,
+            &knobs.server_bins,
             lock.service().name(),
             needs.server_clock,
         )?;
         let config = RunConfig {
             lock,
             nemeses,
-            clients: args.clients,
+            clients: knobs.clients(),
             ttl,
             time_limit,
             fencing: args.fencing,

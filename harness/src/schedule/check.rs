@@ -166,7 +166,7 @@ pub fn refuse_runaway(
                 .fault_duration
                 .as_deref()
                 .unwrap_or("(each nemesis's default)"),
-            args.time_limit
+            args.knobs.time_limit()
         )));
     }
     Ok(())

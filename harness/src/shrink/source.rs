@@ -100,8 +100,8 @@ impl Source {
         let ms = |flag: &str, text: &str| -> Result<u64> {
             Ok(parse_duration(flag, text)?.as_millis() as u64)
         };
-        let time_limit_ms = ms("--time-limit", &args.time_limit)?;
-        let quiet_ms = ms("--quiet", &args.quiet)?;
+        let time_limit_ms = ms("--time-limit", args.knobs.time_limit())?;
+        let quiet_ms = ms("--quiet", args.knobs.quiet())?;
         let results = crate::report::load(dir)?.results;
         let found = kinds_of(&results);
         if results.valid != Validity::Invalid || found.is_empty() {
@@ -127,7 +127,7 @@ impl Source {
             dir: dir.to_path_buf(),
             flags: strip_replaced(&words[2..]),
             name: format!("{}-{}", args.lock, nemeses.join("+")),
-            clients: args.clients,
+            clients: args.knobs.clients(),
             args: *args,
             schedule,
             time_limit_ms,
@@ -173,8 +173,8 @@ impl Source {
         let mut expected = self.args.clone();
         expected.schedule = args.schedule.clone();
         expected.nemesis = args.nemesis.clone();
-        expected.clients = args.clients;
-        expected.time_limit = args.time_limit.clone();
+        expected.knobs.clients = args.knobs.clients;
+        expected.knobs.time_limit = args.knobs.time_limit.clone();
         expected.store = args.store.clone();
         if format!("{expected:?}") != format!("{args:?}") {
             return Err(bad(format!(
