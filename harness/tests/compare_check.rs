@@ -105,6 +105,7 @@ fn a_matrix_files_mistakes_are_named_by_the_file_and_its_key_and_make_nothing() 
         ("etcd3-check.toml", "locks = [\"etcd3\"]\n".to_string(), "--check", "etcd3-check.toml: locks: \"etcd3\""),
         ("knob.toml", format!("{lists}[knobs]\ntime-limit = \"10 parsecs\"\n"), "", "knob.toml: [knobs] time-limit = \"10 parsecs\""),
         ("jam.toml", format!("{lists}[knobs]\njam-bound = \"soon\"\n"), "", "jam.toml: [knobs] jam-bound = \"soon\""),
+        ("podman.toml", format!("{lists}[knobs]\nruntime = \"podman\"\n"), "", "podman.toml: [knobs] runtime = \"podman\" is not a runtime"),
         ("group-lock.toml", group("locks = [\"etcd3\"]", "valid"), "", "group-lock.toml: [[expect]] group 1: locks"),
         (
             "idle-nemesis.toml",

@@ -19,14 +19,18 @@ pub fn or<T: Serialize + DeserializeOwned>(given: &T, fallback: &T) -> T {
     serde_json::from_value(Value::Object(merged)).expect("knobs read back what they wrote")
 }
 
-/// The set knobs as `--key value` words, each value one whole word.
+/// The set knobs as `--key value` words, each value one whole word, in the order of their keys
+/// (whatever order the map keeps): the words are part of a stored command and of a sharded
+/// comparison's fingerprint.
 pub fn words<T: Serialize>(knobs: &T) -> Vec<String> {
     let word = |value: Value| match value {
         Value::String(text) => text,
         other => other.to_string(),
     };
+    let mut knobs: Vec<(String, Value)> = as_map(knobs).into_iter().collect();
+    knobs.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = Vec::new();
-    for (key, value) in as_map(knobs) {
+    for (key, value) in knobs {
         let values = match value {
             Value::Null => Vec::new(),
             Value::Array(items) => items,

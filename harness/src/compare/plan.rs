@@ -115,7 +115,7 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
             return Err(bad(format!("{file}: {}: {why}", group.label(index))));
         }
     }
-    check_file_durations(&file, &matrix.knobs)?;
+    check_file_knobs(&file, &matrix.knobs)?;
     let or_flag = |given: &Option<String>, flag: &str, from_file: &[String]| match given {
         Some(text) => list(flag, text, ','),
         None => Ok(from_file.to_vec()),
@@ -337,9 +337,18 @@ fn from_file(key: &str, file: &[String], default: &str) -> Result<Vec<String>> {
     Ok(file.to_vec())
 }
 
-/// The file's durations, each checked here so that an error names the file and the key (the
-/// cell's own parser would name the flag it becomes).
-fn check_file_durations(file: &str, knobs: &CellKnobs) -> Result<()> {
+/// The file's durations and runtime, each checked here so that an error names the file and the
+/// key (the cell's own parser would name the flag it becomes).
+fn check_file_knobs(file: &str, knobs: &CellKnobs) -> Result<()> {
+    if let Some(runtime) = &knobs.run.runtime {
+        if crate::runtime::find(runtime).is_none() {
+            return Err(bad(format!(
+                "{file}: [knobs] runtime = {runtime:?} is not a runtime lockpick knows: use one \
+                 of {}",
+                crate::runtime::names().join(", ")
+            )));
+        }
+    }
     let durations = knobs.run.durations().into_iter();
     for (key, value) in durations.chain(knobs.faults.durations()) {
         if let Some(text) = value {
