@@ -78,15 +78,6 @@ pub trait Checker {
     }
 }
 
-/// One checker's name and finding.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Check {
-    pub name: &'static str,
-    pub finding: Finding,
-    /// The kinds of story (`Story::kind`) that tell its violations.
-    pub story_kinds: &'static [&'static str],
-}
-
 impl Results {
     /// The result of every checker that ran over this history, in the order outputs show them.
     pub fn checkers(&self) -> Vec<&dyn Checker> {
@@ -105,18 +96,6 @@ impl Results {
         }
         ran
     }
-
-    /// Every checker that ran over this history, with what it found.
-    pub fn checks(&self) -> Vec<Check> {
-        self.checkers()
-            .into_iter()
-            .map(|c| Check {
-                name: c.name(),
-                finding: c.finding(),
-                story_kinds: c.story_kinds(),
-            })
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -134,7 +113,7 @@ mod tests {
             json!({"lock": "redis", "token": "none", "ttl_ms": 1000}),
         );
         let results = crate::check(&[setup]);
-        let names: Vec<&str> = results.checks().iter().map(|c| c.name).collect();
+        let names: Vec<&str> = results.checkers().iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
             [
@@ -144,7 +123,7 @@ mod tests {
                 "lock never jammed"
             ]
         );
-        let tokens = &results.checks()[2];
-        assert!(matches!(tokens.finding, super::Finding::NotChecked(_)));
+        let tokens = results.checkers()[2].finding();
+        assert!(matches!(tokens, super::Finding::NotChecked(_)));
     }
 }

@@ -96,7 +96,7 @@ impl Checker for StaleAccesses {
 impl StaleAccesses {
     /// What the resource did with stale accesses, when it matters: always with fencing on, and
     /// with fencing off when stale writes got through.
-    pub fn fence_words(&self, model: &Model) -> Option<String> {
+    fn fence_words(&self, model: &Model) -> Option<String> {
         let setup = model.setup.as_ref()?;
         let writes = count(self.stale_writes, "stale write", "stale writes");
         // A client program's token is a promise: it counts only if a grant carried one.

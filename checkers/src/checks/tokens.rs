@@ -29,13 +29,10 @@ impl Checker for TokenViolations {
     }
 
     fn summary_lines(&self, _setup: Option<&Setup>) -> Vec<String> {
-        if !self.checked || self.reused + self.went_backwards == 0 {
-            return Vec::new();
+        match self.finding() {
+            Finding::Broken(line) => vec![format!("  {line}")],
+            _ => Vec::new(),
         }
-        vec![format!(
-            "  fencing tokens broke their promise: {} reused, {} went backwards",
-            self.reused, self.went_backwards
-        )]
     }
 
     fn table_rows(&self) -> Vec<(&'static str, String)> {

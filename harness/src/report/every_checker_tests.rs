@@ -93,14 +93,14 @@ fn checked() -> (model::Model, Results) {
 #[test]
 fn the_history_breaks_every_checker() {
     let (_, results) = checked();
-    let checks = results.checks();
-    assert_eq!(checks.len(), 4);
-    for check in checks {
+    let checkers = results.checkers();
+    assert_eq!(checkers.len(), 4);
+    for checker in checkers {
         assert!(
-            matches!(check.finding, Finding::Broken(_)),
+            matches!(checker.finding(), Finding::Broken(_)),
             "{}: {:?}",
-            check.name,
-            check.finding
+            checker.name(),
+            checker.finding()
         );
     }
 }

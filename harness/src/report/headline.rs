@@ -2,15 +2,11 @@
 //! red "invalid" never hides what matters (for a fenced lock: that the fence held) and an
 //! "unknown" always says why the run is not proven.
 
+use lockpick_checkers::checks::Sentence;
 use lockpick_checkers::model::Model;
 use lockpick_checkers::words::{capitalised, count};
 use lockpick_checkers::{Results, Validity};
 use maud::{html, Markup};
-
-/// One sentence, with the kind of finding it tells: each checker's (`overlap`, `fence`,
-/// `tokens`, `jam`, `unavailable`, `stale-reads`, ...) and the headline's own (`contradicted`,
-/// `unproven`, `valid`).
-pub use lockpick_checkers::checks::Sentence as Finding;
 
 pub fn render(model: &Model, results: &Results) -> Markup {
     html! {
@@ -22,19 +18,21 @@ pub fn render(model: &Model, results: &Results) -> Markup {
     }
 }
 
-/// The headline's sentences, most important first.
-pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
+/// The headline's sentences, most important first, each with the kind of finding it tells:
+/// each checker's (`overlap`, `fence`, `tokens`, `jam`, `unavailable`, `stale-reads`, ...) and
+/// the headline's own (`contradicted`, `unproven`, `valid`).
+pub fn findings(model: &Model, results: &Results) -> Vec<Sentence> {
     let checkers = results.checkers();
     let valid = results.valid == Validity::Valid;
     // A valid run's fence is told in the valid sentence below, and only when it held.
-    let mut out: Vec<Finding> = checkers
+    let mut out: Vec<Sentence> = checkers
         .iter()
         .flat_map(|c| c.headline(model))
         .filter(|s| !(valid && s.kind == "fence"))
         .collect();
     // Told, not a verdict: no verdict rests on the reported bounds (see `lease_claims`).
     if let Some(note) = results.lease_claims.as_ref().and_then(|c| c.note()) {
-        out.push(Finding::new("contradicted", capitalised(&note)));
+        out.push(Sentence::new("contradicted", capitalised(&note)));
     }
     out.extend(checkers.iter().flat_map(|c| c.footnotes(model)));
     let prefix = match results.valid {
@@ -42,7 +40,7 @@ pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
         _ => "note: ",
     };
     for reason in &results.unknown_reasons {
-        out.push(Finding::new("unproven", format!("{prefix}{reason}")));
+        out.push(Sentence::new("unproven", format!("{prefix}{reason}")));
     }
     if results.valid == Validity::Valid {
         let holds = results.overlapping_holders.as_ref().map_or(0, |o| o.holds);
@@ -54,7 +52,7 @@ pub fn findings(model: &Model, results: &Results) -> Vec<Finding> {
         if let Some(fence) = stale.and_then(|s| s.fence_held(model)) {
             text = format!("{text}; {fence}");
         }
-        out.insert(0, Finding::new("valid", text));
+        out.insert(0, Sentence::new("valid", text));
     }
     out
 }

@@ -1,6 +1,6 @@
 //! `junit.xml`, for CI dashboards: one test suite for the run (its duration, start time and the
 //! facts that reproduce it as properties), a test case for the verdict (a failure when invalid,
-//! an error when unknown) and one per checker (`Results::checks`: overlaps, stale writes,
+//! an error when unknown) and one per checker (`Results::checkers`: overlaps, stale writes,
 //! fencing tokens, jams); a failure carries the story of the checker's first violation.
 
 use lockpick_checkers::checks::Finding;
@@ -82,19 +82,21 @@ fn cases(results: &Results) -> Vec<(&'static str, TestCaseStatus)> {
         status
     };
     let mut cases = vec![("verdict", verdict_case(results))];
-    for check in results.checks() {
-        let status = match check.finding {
+    for checker in results.checkers() {
+        let status = match checker.finding() {
             Finding::Held => TestCaseStatus::success(),
-            Finding::Broken(line) => {
-                failed(NonSuccessKind::Failure, line, story_of(check.story_kinds))
-            }
+            Finding::Broken(line) => failed(
+                NonSuccessKind::Failure,
+                line,
+                story_of(checker.story_kinds()),
+            ),
             Finding::NotChecked(why) => {
                 let mut status = TestCaseStatus::skipped();
                 status.set_message(why);
                 status
             }
         };
-        cases.push((check.name, status));
+        cases.push((checker.name(), status));
     }
     cases
 }
