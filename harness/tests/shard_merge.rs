@@ -203,7 +203,134 @@ fn four_shards_merged_write_what_one_compare_of_the_same_seed_writes() {
         assert_eq!(read(&dir.join("merged-out"), file), read(&merged_dir, file));
     }
 
+    // The merged comparison keeps the runs it judged, and its summary names them within the
+    // published artifact: a broken cell's reproduction and shrink lines point into `runs/`.
+    let out = dir.join("merged-out");
+    let summary = read(&out, "summary.md");
+    let reproduce = (summary.lines())
+        .find(|l| l.contains("reproduce with"))
+        .unwrap_or_else(|| panic!("no reproduce line: {summary}"));
+    assert!(reproduce.contains("runs/"), "{reproduce}");
+    let shrink = (summary.lines())
+        .find(|l| l.contains("lockpick shrink"))
+        .unwrap_or_else(|| panic!("no shrink line: {summary}"));
+    let kept = shrink
+        .split('`')
+        .nth(1)
+        .and_then(|c| c.strip_prefix("lockpick shrink "))
+        .unwrap_or_else(|| panic!("{shrink}"));
+    assert!(kept.starts_with("runs/"), "{shrink}");
+    assert!(
+        !shrink.contains(dir.to_str().unwrap()),
+        "an absolute path: {shrink}"
+    );
+    for file in [
+        "history.jsonl",
+        "command.txt",
+        "schedule.json",
+        "results.json",
+    ] {
+        assert!(out.join(kept).join(file).is_file(), "{kept}/{file}");
+    }
+
     refusals(dir, &shards);
+    forgeries(dir, &shards);
+}
+
+/// A copy of shard folder `from` as `to`, with `change` made to its `compare.json`.
+fn forged(dir: &Path, from: &str, to: &str, change: impl Fn(String) -> String) {
+    let copy = Command::new("cp")
+        .args(["-r", from, to])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let text = change(read(&dir.join(to), "compare.json"));
+    std::fs::write(dir.join(to).join("compare.json"), text).unwrap();
+}
+
+/// A shard whose record says what its own histories do not show is refused, however its
+/// fingerprint reads: the merge judges every repeat again from the history the shard kept.
+fn forgeries(dir: &Path, shards: &[String]) {
+    let refused = |given: &[String], words: &str| {
+        let mut all = vec!["merge", "--store", "forged-store"];
+        all.extend(given.iter().map(String::as_str));
+        let done = lockpick_in(dir, &all);
+        assert_eq!(done.code, 254, "{given:?}: {}", done.shown);
+        assert!(
+            done.shown.contains(words),
+            "{given:?}: wanted {words:?} in {}",
+            done.shown
+        );
+        assert_eq!(
+            done.shown.trim().lines().count(),
+            1,
+            "one line: {}",
+            done.shown
+        );
+        assert!(!dir.join("forged-store").exists(), "{given:?} left a store");
+    };
+    let record = |s: &str| read(&dir.join(s), "compare.json");
+    let with = |k: usize, forged_as: &str| {
+        let mut given = shards.to_vec();
+        given[k] = forged_as.to_string();
+        given
+    };
+    // The shard whose cell was invalid, told as valid: what held the forged gate green.
+    let invalid = (0..shards.len())
+        .find(|&k| record(&shards[k]).contains("\"verdict\": \"invalid\""))
+        .expect("a shard with an invalid cell");
+    forged(dir, &shards[invalid], "flipped", |t| {
+        t.replace("\"verdict\": \"invalid\"", "\"verdict\": \"valid\"")
+    });
+    refused(
+        &with(invalid, "flipped"),
+        "its record says valid (overlapping holders",
+    );
+    // A valid cell with 99 stale writes written into its record.
+    let valid = (0..shards.len())
+        .find(|&k| record(&shards[k]).contains("\"verdict\": \"valid\""))
+        .expect("a shard with a valid cell");
+    forged(dir, &shards[valid], "ninety-nine", |t| {
+        t.replace("\"stale_writes\": 0", "\"stale_writes\": 99")
+    });
+    refused(&with(valid, "ninety-nine"), "stale writes accepted 99");
+    // A count past the largest there is is no count at all.
+    forged(dir, &shards[valid], "too-many", |t| {
+        t.replace(
+            "\"stale_writes\": 0",
+            "\"stale_writes\": 18446744073709551616",
+        )
+    });
+    refused(&with(valid, "too-many"), "cannot be read");
+    // A record with its kept runs taken away proves nothing.
+    forged(dir, &shards[invalid], "no-runs", |t| t);
+    std::fs::remove_dir_all(dir.join("no-runs").join("runs")).unwrap();
+    refused(&with(invalid, "no-runs"), "is missing");
+    // Another cell's history put in the place of the invalid one's.
+    forged(dir, &shards[invalid], "swapped", |t| t);
+    let theirs = only_child(&dir.join(&shards[valid]).join("runs"));
+    let ours = only_child(&dir.join("swapped").join("runs"));
+    std::fs::remove_dir_all(&ours).unwrap();
+    let copy = Command::new("cp")
+        .arg("-r")
+        .arg(&theirs)
+        .arg(&ours)
+        .status();
+    assert!(copy.unwrap().success());
+    refused(
+        &with(invalid, "swapped"),
+        "was not run with the cell's command",
+    );
+}
+
+fn only_child(dir: &Path) -> std::path::PathBuf {
+    let mut children: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(children.len(), 1, "{children:?}");
+    children.pop().unwrap()
 }
 
 /// Every bad set of shards is refused with its reason, exit 254, and no store made.

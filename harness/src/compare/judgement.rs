@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use lockpick_checkers::model::Model;
 use lockpick_checkers::setup::SetupRecord;
 use lockpick_checkers::story::Story;
 use lockpick_checkers::{Results, Validity};
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::matrix::Expectation;
 use crate::report::summary_md::Counts;
+use crate::report::HistoryFacts;
 
 /// What a finished cell's run showed.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -66,7 +68,65 @@ fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Erro
     Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
 }
 
+/// What a finished run leaves to measure a cell's figures by: the checkers' results, the model
+/// they judged, what was read off the history beside it, and the two settings the figures need.
+pub struct Measured<'a> {
+    pub results: &'a Results,
+    pub model: &'a Model,
+    pub history: &'a HistoryFacts,
+    pub time_limit: Duration,
+    /// Whether the servers line names each server's program (`--server-bin` chose one).
+    pub show_programs: bool,
+}
+
 impl Figures {
+    /// A run's figures, all from its checked history: what `compare` keeps of a cell it ran,
+    /// and what `merge` measures again from a shard's stored history (so that a shard's record
+    /// decides nothing by itself).
+    pub fn measure(
+        m: Measured,
+        dir: PathBuf,
+        command: Vec<String>,
+        seed: u64,
+        took: Duration,
+    ) -> Figures {
+        let r = m.results;
+        let ms = |q| {
+            m.history
+                .acquire_latency_percentile(q)
+                .map(|ns| ns as f64 / 1e6)
+        };
+        let stale = Figures::story_of(r, &["stale-write"]);
+        Figures {
+            verdict: r.valid,
+            counts: Counts::of(r),
+            acquisitions: m.model.holds.len(),
+            p50_ms: ms(0.5),
+            p99_ms: ms(0.99),
+            unavailability: unavailability(m.model, m.time_limit.as_nanos() as u64),
+            unknown_reasons: r.unknown_reasons.clone(),
+            undecidable: r.overlapping_holders.as_ref().map_or(0, |o| o.undecidable),
+            first_story: r.stories.first().map(|s| s.one_line()),
+            first_story_short: r.stories.first().map(|s| s.shortened()),
+            first_stale_write: stale.map(|s| s.one_line()),
+            first_stale_write_short: stale.map(|s| s.shortened()),
+            told: r.lease_claims.as_ref().and_then(|c| c.note()),
+            first_grant_under_live_lease: Figures::first_grant_story(r),
+            servers: Figures::servers_line(
+                &m.history.setup_record,
+                &m.history.libraries,
+                m.show_programs,
+            ),
+            decided_at: (m.model.run_end.as_ref())
+                .and_then(|e| e.decided_at_ns)
+                .map(|ns| ns as f64 / 1e9),
+            dir,
+            command,
+            seed,
+            took,
+        }
+    }
+
     /// The servers as the run's setup line records them: `redis 7.0.15, netns`; with the
     /// program when `--server-bin` chose it (`redis 7.0.15 /opt/redis-server, netns`), with the
     /// image in the Docker runtime (`redis 7.4.1, docker redis:7.4`); then each library a
@@ -267,4 +327,23 @@ pub(super) fn judge_told(expectation: Expectation, f: &Figures, form: Form) -> J
         | Expectation::NoGrantUnderLiveLease
         | Expectation::Recovers => Judgement::Holds,
     }
+}
+
+/// The share of `[0, limit]` in which no client believed it held the lock.
+fn unavailability(model: &Model, limit: u64) -> f64 {
+    let mut spans: Vec<(u64, u64)> = model
+        .holds
+        .iter()
+        .map(|h| (h.start.min(limit), h.end.min(limit)))
+        .collect();
+    spans.sort_unstable();
+    let (mut covered, mut reach) = (0u64, 0u64);
+    for (start, end) in spans {
+        let start = start.max(reach);
+        if end > start {
+            covered += end - start;
+            reach = end;
+        }
+    }
+    1.0 - covered as f64 / limit.max(1) as f64
 }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::cell::{Cell, Outcome};
 use super::shard_record::{self, ShardPart};
-use super::{plan, publish, report_to, JSON};
+use super::{plan, publish, report_to, shard_runs, JSON};
 use crate::cli::shard::{Shard, MAX_SHARDS};
 use crate::cli::MergeArgs;
 use crate::config::bad;
@@ -61,31 +61,78 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
     }
     let plan = first.plan.clone();
     let (seed, seeds, matrix) = (first.seed, first.seeds.clone(), first.matrix.clone());
-    let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); plan.len()];
+    if plan.iter().all(|c| c.flags.is_none()) {
+        return Err(bad(format!(
+            "merge: no cell of the comparison can run ({} cells, every one n/a): there is \
+             nothing to merge",
+            plan.len()
+        )));
+    }
+    // Every cell is judged again from the history its shard kept; a record that says another
+    // verdict or other counts than its own history is refused, with every other such cell.
+    let mut outcomes: Vec<Vec<(Option<String>, Outcome)>> = vec![Vec::new(); plan.len()];
+    let mut refused: Vec<String> = Vec::new();
     let mut interrupted = false;
-    for (_, part) in parts.values() {
+    for (dir, part) in parts.values() {
         interrupted |= part.interrupted;
         for result in &part.results {
-            outcomes[result.index] = result.repeats.iter().map(|r| r.outcome()).collect();
+            let planned = &plan[result.index];
+            for (r, repeat) in result.repeats.iter().enumerate() {
+                let outcome = repeat.outcome();
+                let Outcome::Ran(recorded) = &outcome else {
+                    outcomes[result.index].push((None, outcome));
+                    continue;
+                };
+                let name = shard_runs::name(result.index, r);
+                let kept = dir.join(shard_runs::RUNS).join(&name);
+                match shard_runs::measure(&kept, &planned.name, planned, seeds[r], recorded) {
+                    Ok(figures) => {
+                        outcomes[result.index].push((Some(name), Outcome::Ran(Box::new(figures))))
+                    }
+                    Err(why) => refused.push(format!(
+                        "{} repeat {} (shard {}/{}): {why}",
+                        planned.name,
+                        r + 1,
+                        part.k,
+                        part.n
+                    )),
+                }
+            }
         }
     }
+    if !refused.is_empty() {
+        return Err(bad(format!(
+            "merge: refused {} repeat(s) whose record is not what its own history shows: {}",
+            refused.len(),
+            refused.join("; ")
+        )));
+    }
+    let store = std::path::absolute(&args.store)
+        .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
+    crate::store::check_writable(&store, "compare")?;
+    let dir = publish::folder(&store)?;
     let mut cells = Vec::with_capacity(plan.len());
-    for (record, mut of_cell) in plan.iter().zip(outcomes) {
-        if of_cell.is_empty() {
-            of_cell.push(Outcome::NotRun);
+    for (record, of_cell) in plan.iter().zip(outcomes) {
+        let mut kept_outcomes = Vec::with_capacity(of_cell.len());
+        for (name, mut outcome) in of_cell {
+            if let (Some(name), Outcome::Ran(figures)) = (name, &mut outcome) {
+                // The merged comparison keeps the runs it was judged by, in its own folder.
+                figures.dir = shard_runs::keep(&figures.dir, &dir, &name)?;
+            }
+            kept_outcomes.push(outcome);
+        }
+        if kept_outcomes.is_empty() {
+            kept_outcomes.push(Outcome::NotRun);
         }
         // Checked in `read`: every expectation word is one a matrix holds.
         let expected = record
             .expectation()
             .ok_or_else(|| bad("merge: a shard's expectation is not one lockpick knows"))?;
-        cells.push(Cell::new(record.name.clone(), &expected, of_cell));
+        cells.push(Cell::new(record.name.clone(), &expected, kept_outcomes));
     }
     let runnable = plan.iter().filter(|c| c.flags.is_some()).count();
     let ran = cells.iter().filter(|c| c.figures().is_some()).count();
     let code = publish::exit_code(&cells, interrupted);
-    let store = std::path::absolute(&args.store)
-        .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
-    crate::store::check_writable(&store, "compare")?;
     let links = Links::new(args.link_base.as_deref(), &store, |key| {
         std::env::var(key).ok()
     });
@@ -104,7 +151,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
         "lockpick merge: {n} shards, {} cells, seed {seed}",
         plan.len()
     );
-    let dir = publish::write(&comparison, &cells, &links, true)?;
+    publish::write(&comparison, &cells, &links, &dir, true)?;
     if let Some(to) = &args.report_to {
         report_to::copy(&dir, to)?;
     }
@@ -206,4 +253,70 @@ fn same_comparison(a: &ShardPart, b: &ShardPart, a_dir: &Path, b_dir: &Path) -> 
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::cell::CellName;
+    use crate::compare::shard_record::{CellResult, PlannedRecord, RepeatRecord};
+
+    /// A shard record of one cell that its lock refuses, fingerprinted as compare would.
+    fn every_cell_na(dir: &Path) {
+        let plan = vec![PlannedRecord {
+            name: CellName {
+                lock: "redis".to_string(),
+                nemesis: "kill-node".to_string(),
+                fencing: "off".to_string(),
+            },
+            expected: vec!["valid".to_string()],
+            why: None,
+            at_least: None,
+            expected_ms: 0,
+            flags: None,
+        }];
+        let seeds = vec![7];
+        let part = ShardPart {
+            k: 1,
+            n: 1,
+            fingerprint: shard_record::fingerprint(&plan, &seeds),
+            seed: 7,
+            seeds,
+            matrix: None,
+            interrupted: false,
+            plan,
+            results: vec![CellResult {
+                index: 0,
+                repeats: vec![RepeatRecord::of(&Outcome::NotApplicable {
+                    reason: "refused".to_string(),
+                })],
+            }],
+        };
+        let text = serde_json::json!({ "shard": part }).to_string();
+        std::fs::write(dir.join(JSON), text).unwrap();
+    }
+
+    #[test]
+    fn a_plan_whose_every_cell_is_na_is_refused_as_compare_refuses_it() {
+        let work = tempfile::tempdir().unwrap();
+        let shard = work.path().join("shard");
+        std::fs::create_dir(&shard).unwrap();
+        every_cell_na(&shard);
+        let store = work.path().join("store");
+        let args = MergeArgs {
+            dirs: vec![shard],
+            store: store.clone(),
+            link_base: None,
+            report_to: None,
+        };
+        let error = merge(&args).unwrap_err();
+        assert!(error.downcast_ref::<crate::bad_input::BadInput>().is_some());
+        assert!(
+            error
+                .to_string()
+                .contains("no cell of the comparison can run"),
+            "{error}"
+        );
+        assert!(!store.exists(), "nothing is written");
+    }
 }

@@ -27,6 +27,7 @@ mod repeats;
 mod report_to;
 pub mod shard;
 mod shard_record;
+mod shard_runs;
 mod shrink_cells;
 pub mod state;
 mod summary;
@@ -36,14 +37,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Result;
-use lockpick_checkers::model;
 
 use crate::cli::CompareArgs;
 use crate::config::RunConfig;
 use crate::report::links::Links;
-use crate::report::summary_md::{self, Counts};
+use crate::report::summary_md;
 use crate::run;
 use cell::{Cell, Figures, Judgement, Outcome};
+use judgement::Measured;
 pub use merge::merge;
 pub use outputs::{GRID, JSON, TABLE};
 use plan::PlannedCell;
@@ -250,7 +251,16 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
     };
     // With --shrink, the summary is published once, with the shrinks; the files written
     // before them stay if the shrinks are interrupted.
-    let dir = publish::write(&comparison, &cells, &links, shrink_settings.is_none())?;
+    let dir = publish::folder(&plan.store)?;
+    publish::write(&comparison, &cells, &links, &dir, shrink_settings.is_none())?;
+    if args.shard.is_some() {
+        // What `merge` judges the shard's cells by: their own histories.
+        for (index, repeat, outcome) in &outcomes {
+            if let Outcome::Ran(f) = outcome {
+                shard_runs::keep(&f.dir, &dir, &shard_runs::name(*index, *repeat))?;
+            }
+        }
+    }
     if let Some(settings) = &shrink_settings {
         // The gate is decided: a shrink adds what it finds, and changes no verdict or code.
         let shrinks = shrink_cells::shrink_broken(&plan, &cells, settings, Arc::clone(&interrupt))?;
@@ -276,59 +286,17 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
     if finished.interrupted {
         return Ok(None);
     }
-    let model = &finished.model;
-    let r = &finished.results;
-    let ms = |q| {
-        let latency = finished.history.acquire_latency_percentile(q);
-        latency.map(|ns| ns as f64 / 1e6)
-    };
-    Ok(Some(Figures {
-        verdict: r.valid,
-        counts: Counts::of(r),
-        acquisitions: model.holds.len(),
-        p50_ms: ms(0.5),
-        p99_ms: ms(0.99),
-        unavailability: unavailability(model, config.time_limit.as_nanos() as u64),
-        unknown_reasons: r.unknown_reasons.clone(),
-        undecidable: r.overlapping_holders.as_ref().map_or(0, |o| o.undecidable),
-        first_story: r.stories.first().map(|s| s.one_line()),
-        first_story_short: r.stories.first().map(|s| s.shortened()),
-        first_stale_write: Figures::story_of(r, &["stale-write"]).map(|s| s.one_line()),
-        first_stale_write_short: Figures::story_of(r, &["stale-write"]).map(|s| s.shortened()),
-        told: r.lease_claims.as_ref().and_then(|c| c.note()),
-        first_grant_under_live_lease: Figures::first_grant_story(r),
-        servers: Figures::servers_line(
-            &finished.history.setup_record,
-            &finished.history.libraries,
-            !config.server_bins.is_empty(),
-        ),
-        decided_at: model
-            .run_end
-            .as_ref()
-            .and_then(|e| e.decided_at_ns)
-            .map(|ns| ns as f64 / 1e9),
-        dir: finished.dir,
-        command: config.command.clone(),
-        seed: config.seed,
-        took: started.elapsed(),
-    }))
-}
-
-/// The share of `[0, limit]` in which no client believed it held the lock.
-fn unavailability(model: &model::Model, limit: u64) -> f64 {
-    let mut spans: Vec<(u64, u64)> = model
-        .holds
-        .iter()
-        .map(|h| (h.start.min(limit), h.end.min(limit)))
-        .collect();
-    spans.sort_unstable();
-    let (mut covered, mut reach) = (0u64, 0u64);
-    for (start, end) in spans {
-        let start = start.max(reach);
-        if end > start {
-            covered += end - start;
-            reach = end;
-        }
-    }
-    1.0 - covered as f64 / limit.max(1) as f64
+    Ok(Some(Figures::measure(
+        Measured {
+            results: &finished.results,
+            model: &finished.model,
+            history: &finished.history,
+            time_limit: config.time_limit,
+            show_programs: !config.server_bins.is_empty(),
+        },
+        finished.dir,
+        config.command.clone(),
+        config.seed,
+        started.elapsed(),
+    )))
 }

@@ -104,18 +104,24 @@ pub fn summary(
     .render()
 }
 
-/// Writes every output of the comparison and returns its folder. `summary.md` is published
-/// (to `$GITHUB_STEP_SUMMARY` too) when `publish_summary`, else only written, for the shrinks to
-/// publish it.
+/// A new folder for a comparison's outputs, `<store>/compare/<time>/`.
+pub fn folder(store: &Path) -> Result<PathBuf> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    let dir = store.join("compare").join(stamp);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
+    Ok(dir)
+}
+
+/// Writes every output of the comparison into `dir` (from [`folder`]). `summary.md` is
+/// published (to `$GITHUB_STEP_SUMMARY` too) when `publish_summary`, else only written, for the
+/// shrinks to publish it.
 pub fn write(
     c: &Comparison,
     cells: &[Cell],
     links: &Links,
+    dir: &Path,
     publish_summary: bool,
-) -> Result<PathBuf> {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
-    let dir = c.store.join("compare").join(stamp);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
+) -> Result<()> {
     let notes = notes(c, cells);
     let seed = c.seed;
     let gate = Tally::of(cells).gate(c.interrupted);
@@ -124,9 +130,9 @@ pub fn write(
         table.push_str(&format!("\n{note}\n"));
     }
     crate::files::safe_write::replace(&dir.join(TABLE), &table)?;
-    let page = page::render(cells, seed, &dir, &notes, c.interrupted);
+    let page = page::render(cells, seed, dir, &notes, c.interrupted);
     crate::files::safe_write::replace(&dir.join(GRID), page)?;
-    let xml = junit::render(cells, seed, &dir).context("cannot render junit.xml")?;
+    let xml = junit::render(cells, seed, dir).context("cannot render junit.xml")?;
     crate::files::safe_write::replace(
         &dir.join(report::JUNIT),
         crate::text::xml::well_formed(xml),
@@ -143,9 +149,9 @@ pub fn write(
         &dir.join(JSON),
         serde_json::to_string_pretty(&stored)? + "\n",
     )?;
-    let summary = summary(c, cells, links, &dir, &[]);
+    let summary = summary(c, cells, links, dir, &[]);
     if publish_summary {
-        summary_md::publish(&dir, &summary)?;
+        summary_md::publish(dir, &summary)?;
     } else {
         crate::files::safe_write::replace(&dir.join(summary_md::SUMMARY), summary)?;
     }
@@ -173,5 +179,5 @@ pub fn write(
         }
     }
     crate::say!("\nwritten to {}", dir.display());
-    Ok(dir)
+    Ok(())
 }

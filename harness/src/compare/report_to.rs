@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use super::shard_runs::RUNS;
 use crate::bad_input::BadInput;
 use crate::report;
 use crate::report::summary_md::{self, SUMMARY};
@@ -30,6 +31,35 @@ pub fn copy(from: &Path, to: &Path) -> Result<()> {
             .with_context(|| format!("--report-to: cannot read {file}"))?;
         crate::files::safe_write::replace(&to.join(file), text)
             .with_context(|| format!("--report-to {}: cannot write {file}", to.display()))?;
+    }
+    copy_kept_runs(from, to)
+}
+
+/// The runs a shard or a merge kept (`shard_runs`), folder by folder: what a merge judges a
+/// shard by, and what the merged summary's `lockpick shrink runs/…` lines name.
+fn copy_kept_runs(from: &Path, to: &Path) -> Result<()> {
+    let runs = from.join(RUNS);
+    if !runs.is_dir() {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(&runs).with_context(|| format!("cannot read {runs:?}"))?;
+    for entry in entries {
+        let entry = entry?;
+        if !entry.file_type()?.is_dir() {
+            continue;
+        }
+        let into = to.join(RUNS).join(entry.file_name());
+        std::fs::create_dir_all(&into)
+            .with_context(|| format!("--report-to {}", into.display()))?;
+        for file in std::fs::read_dir(entry.path())? {
+            let file = file?;
+            if !file.file_type()?.is_file() {
+                continue;
+            }
+            let text = std::fs::read(file.path())?;
+            crate::files::safe_write::replace(&into.join(file.file_name()), text)
+                .with_context(|| format!("--report-to {}", into.display()))?;
+        }
     }
     Ok(())
 }

@@ -172,10 +172,19 @@ impl Summary<'_> {
         item
     }
 
-    /// A path of the store as the commands name it (within the store), linked where the store
-    /// is published.
+    /// A path as the commands name it: within the comparison's folder for a run it kept (a
+    /// merge's, `runs/…`: the published artifact holds them there), else within the store.
+    fn place(&self, path: &Path) -> String {
+        match path.strip_prefix(self.dir) {
+            Ok(within) => within.display().to_string(),
+            Err(_) => self.links.path_in_store(path),
+        }
+    }
+
+    /// A path of the store as the commands name it (see [`Summary::place`]), linked where the
+    /// store is published.
     fn file(&self, path: &Path) -> (String, String) {
-        let within = self.links.path_in_store(path);
+        let within = self.place(path);
         let name = path
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().to_string());
@@ -209,7 +218,7 @@ impl Summary<'_> {
             let words = [
                 "lockpick".to_string(),
                 "shrink".to_string(),
-                self.links.path_in_store(&f.dir),
+                self.place(&f.dir),
             ];
             let _ = writeln!(item, "  - shrink with {}", code(&shell_words::join(&words)));
         }

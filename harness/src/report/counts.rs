@@ -98,13 +98,16 @@ impl Counts {
             .join(" · ")
     }
 
+    /// Adds `other`'s counts, each stopping at the largest count there is: a total never wraps
+    /// round to a small number (a shard's record is hostile input until re-judged).
     pub fn add(&mut self, other: Counts) {
-        self.overlaps += other.overlaps;
-        self.stale_writes += other.stale_writes;
-        self.stale_reads += other.stale_reads;
-        self.grants_under_live_lease += other.grants_under_live_lease;
-        self.token_violations += other.token_violations;
-        self.jams += other.jams;
+        self.overlaps = self.overlaps.saturating_add(other.overlaps);
+        self.stale_writes = self.stale_writes.saturating_add(other.stale_writes);
+        self.stale_reads = self.stale_reads.saturating_add(other.stale_reads);
+        self.grants_under_live_lease =
+            (self.grants_under_live_lease).saturating_add(other.grants_under_live_lease);
+        self.token_violations = self.token_violations.saturating_add(other.token_violations);
+        self.jams = self.jams.saturating_add(other.jams);
     }
 }
 
@@ -129,6 +132,20 @@ mod tests {
         // A field left out of FIGURES or of `add` would break one of these.
         let serialized = serde_json::to_value(one).unwrap();
         assert_eq!(serialized.as_object().unwrap().len(), FIGURES.len());
+    }
+
+    #[test]
+    fn a_total_stops_at_the_largest_count_instead_of_wrapping_to_a_small_one() {
+        let huge = Counts {
+            stale_writes: usize::MAX,
+            ..Counts::default()
+        };
+        let mut sum = huge;
+        sum.add(Counts {
+            stale_writes: 1,
+            ..Counts::default()
+        });
+        assert_eq!(sum.stale_writes, usize::MAX);
     }
 
     #[test]
