@@ -254,7 +254,10 @@ fn a_typo_fails_the_gitlab_job_with_254_and_its_note_is_edited_in_place() {
     // Installing and building are the job's own business; lockpick is built here already.
     assert_eq!(
         lines[..2],
-        [".ci/install-packages", "cargo build --release --locked"]
+        [
+            ".ci/install-packages gate",
+            "cargo build --release --locked"
+        ]
     );
     let script = lines[2..].join("\n");
     assert_eq!(job["artifacts"]["when"], "always");
@@ -347,5 +350,45 @@ fn the_fork_variant_comments_only_on_the_pull_request_that_run_tested() {
         !ws.read("fake.log").contains("-X POST"),
         "{}",
         ws.read("fake.log")
+    );
+}
+
+#[test]
+fn every_example_and_template_installs_the_gates_packages_not_the_test_set() {
+    // `.ci/install-packages` alone installs everything `cargo test` needs (chromium, docker.io,
+    // golang…): about three times the gate's packages and megabytes.
+    let repo = common::ci_steps::repo();
+    let mut files = vec![
+        repo.join("action.yml"),
+        repo.join("ci/lockpick.gitlab-ci.yml"),
+    ];
+    for entry in std::fs::read_dir(repo.join("examples/ci")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yml") {
+            files.push(path);
+        }
+    }
+    let mut installing = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let calls = common::ci_steps::install_purposes(&text);
+        assert!(
+            calls.iter().all(|purpose| purpose == "gate"),
+            "{}: {calls:?}",
+            file.display()
+        );
+        if !calls.is_empty() {
+            installing.push(file.file_name().unwrap().to_string_lossy().to_string());
+        }
+    }
+    installing.sort();
+    assert_eq!(
+        installing,
+        [
+            "action.yml",
+            "github-actions.yml",
+            "gitlab-ci.yml",
+            "lockpick.gitlab-ci.yml"
+        ]
     );
 }

@@ -167,3 +167,93 @@ fn wrong_shrink_flags_are_refused_before_any_cell_runs_and_make_nothing() {
     assert_ne!(code, 0, "{stderr}");
     assert!(stderr.contains("--shrink"), "{stderr}");
 }
+
+#[test]
+fn a_matrix_file_that_gives_no_cells_or_an_empty_list_is_refused_checked_or_run() {
+    // Each would have fallen back to lockpick's defaults (an empty file: the default 8 cells
+    // with a random seed) and passed the gate.
+    let dir = tempfile::tempdir().unwrap();
+    let example = std::fs::read_to_string(example()).unwrap();
+    let base = "locks = [\"redis\"]\nnemeses = [\"none\"]\n";
+    let group = |key: &str| format!("{base}[[expect]]\n{key} = []\nexpect = \"valid\"\n");
+    // (file, what it says, what the error must name)
+    let cases = [
+        ("empty.toml", String::new(), "empty.toml is empty"),
+        (
+            "comments.toml",
+            "# our locks\n\n".to_string(),
+            "comments.toml is empty",
+        ),
+        (
+            "knobs-only.toml",
+            "[knobs]\nclients = 2\n".to_string(),
+            "knobs-only.toml names no locks",
+        ),
+        (
+            "example-locks.toml",
+            example.replace(
+                "locks = [\"redis\", \"redlock\", \"rslock\", \"etcd\", \"zookeeper\"]",
+                "locks = []",
+            ),
+            "example-locks.toml: line 14: locks = []",
+        ),
+        (
+            "nemeses.toml",
+            "locks = [\"redis\"]\nnemeses = []\n".to_string(),
+            "nemeses.toml: line 2: nemeses = []",
+        ),
+        (
+            "fencing.toml",
+            format!("{base}fencing = []\n"),
+            "fencing.toml: line 3: fencing = []",
+        ),
+        (
+            "expect.toml",
+            format!("{base}expect = []\n"),
+            "expect.toml: line 3: expect = []",
+        ),
+        (
+            "image.toml",
+            format!("{base}[knobs]\nimage = []\n"),
+            "image.toml: line 4: [knobs] image = []",
+        ),
+        (
+            "bin.toml",
+            format!("{base}[knobs]\nserver-bin = []\n"),
+            "bin.toml: line 4: [knobs] server-bin = []",
+        ),
+        (
+            "g-locks.toml",
+            group("locks"),
+            "g-locks.toml: line 4: [[expect]] group 1: locks = []",
+        ),
+        (
+            "g-nemeses.toml",
+            group("nemeses"),
+            "line 4: [[expect]] group 1: nemeses = []",
+        ),
+        (
+            "g-fencing.toml",
+            group("fencing"),
+            "line 4: [[expect]] group 1: fencing = []",
+        ),
+    ];
+    for (name, text, culprit) in cases {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        for (how, flags) in [("checked", &["--check"][..]), ("run", &["--seed", "1"][..])] {
+            let store = dir.path().join(format!("store-{name}-{how}"));
+            let mut args = vec!["--matrix", file.to_str().unwrap()];
+            args.extend(flags);
+            let (code, stdout, stderr) = compare(&args, &store);
+            assert_eq!(code, 254, "{name} {how}: {stdout}{stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{name} {how}: {stderr}");
+            assert!(
+                stderr.contains(culprit),
+                "{name} {how}: {stderr:?} does not name {culprit:?}"
+            );
+            assert!(stdout.is_empty(), "{name} {how}: {stdout}");
+            assert!(!store.exists(), "{name} {how} made the store");
+        }
+    }
+}

@@ -34,6 +34,12 @@ use serde::Deserialize;
 use crate::cli::CellKnobs;
 use crate::config::bad;
 
+#[path = "matrix_lists.rs"]
+mod lists;
+#[path = "matrix_lock_entry.rs"]
+mod lock_entry;
+pub use lock_entry::LockEntry;
+
 /// What a cell is expected to show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expectation {
@@ -164,77 +170,6 @@ impl ExpectGroup {
     }
 }
 
-/// One item of the matrix's `locks`: a lock as `--lock` takes it, with the short name it is
-/// shown by when the file gives one.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "toml::Value")]
-pub struct LockEntry {
-    pub lock: String,
-    pub name: Option<String>,
-}
-
-impl LockEntry {
-    pub fn plain(lock: &str) -> LockEntry {
-        LockEntry {
-            lock: lock.to_string(),
-            name: None,
-        }
-    }
-
-    /// What the comparison calls it: its short name, else the lock itself.
-    pub fn label(&self) -> &str {
-        self.name.as_deref().unwrap_or(&self.lock)
-    }
-}
-
-impl TryFrom<toml::Value> for LockEntry {
-    type Error = String;
-
-    fn try_from(value: toml::Value) -> Result<Self, Self::Error> {
-        let table = match value {
-            toml::Value::String(lock) => return Ok(LockEntry { lock, name: None }),
-            toml::Value::Table(table) => table,
-            other => {
-                return Err(format!(
-                    "a lock is a name or {{ lock = \"exec:…\", name = \"…\" }}, not {}",
-                    a_kind(&other)
-                ))
-            }
-        };
-        let text = |key: &str| match table.get(key) {
-            Some(toml::Value::String(text)) => Ok(text.clone()),
-            Some(other) => Err(format!(
-                "a lock's {key} must be a string, not {}",
-                a_kind(other)
-            )),
-            None => Err(format!("a lock's table needs {key} = \"…\"")),
-        };
-        if let Some(key) = table
-            .keys()
-            .find(|k| !matches!(k.as_str(), "lock" | "name"))
-        {
-            return Err(format!(
-                "a lock's table takes lock and name only, not {key:?}"
-            ));
-        }
-        Ok(LockEntry {
-            lock: text("lock")?,
-            name: Some(text("name")?),
-        })
-    }
-}
-
-/// A TOML value's kind with its article: "an integer", "a table".
-fn a_kind(value: &toml::Value) -> String {
-    let kind = value.type_str();
-    let article = if kind.starts_with(['a', 'i', 'o']) {
-        "an"
-    } else {
-        "a"
-    };
-    format!("{article} {kind}")
-}
-
 /// The whole file.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -264,14 +199,37 @@ pub struct CellExpectation {
 }
 
 impl Matrix {
-    /// Reads and parses a matrix file; a file that cannot be read or parsed is bad input.
+    /// Reads and parses a matrix file; a file that cannot be read or parsed is bad input, and
+    /// so is one that names no locks: it would run lockpick's default cells, not the user's.
     pub fn read(path: &Path) -> anyhow::Result<Matrix> {
         let text = crate::bad_input::read_input_file("--matrix", path)?;
-        Matrix::parse(&text).map_err(|e| bad(format!("--matrix {}: {e}", path.display())))
+        let file = path.display();
+        let matrix = Matrix::parse(&text).map_err(|e| bad(format!("--matrix {file}: {e}")))?;
+        if matrix.locks.is_empty() {
+            let what = if lists::has_keys(&text) {
+                "names no locks"
+            } else {
+                "is empty (nothing but blank lines and comments)"
+            };
+            return Err(bad(format!(
+                "--matrix {file} {what}: a matrix file says which locks it compares, as \
+                 locks = [\"redis\", \"etcd\"]"
+            )));
+        }
+        Ok(matrix)
     }
 
-    /// Parses a matrix file's text; the error is one line.
+    /// Parses a matrix file's text; the error is one line. Every list the file gives must have
+    /// an item: `[]` is a mistake, not the default it would silently become.
     pub fn parse(text: &str) -> Result<Matrix, String> {
+        let matrix = Matrix::parse_typed(text)?;
+        match lists::first_empty_list(text) {
+            Some(empty) => Err(empty),
+            None => Ok(matrix),
+        }
+    }
+
+    fn parse_typed(text: &str) -> Result<Matrix, String> {
         toml::from_str(text).map_err(|e: toml::de::Error| {
             let message = e.message().to_string();
             match e.span() {

@@ -211,3 +211,82 @@ fn a_lock_is_a_name_or_a_table_that_gives_an_exec_lock_its_short_name() {
         assert!(refused.starts_with("line 1: "), "{refused}");
     }
 }
+
+#[test]
+fn every_list_the_file_can_hold_refuses_to_be_empty_naming_its_key_and_line() {
+    // Each list key a matrix file has, at every level: left out, it takes its default; `[]`
+    // would silently mean the same, and is refused.
+    let base = "locks = [\"redis\"]\nnemeses = [\"none\"]\n";
+    let cases = [
+        ("locks = []\n", "line 1: locks = []"),
+        ("locks = [\"redis\"]\nnemeses = []\n", "line 2: nemeses = []"),
+        ("locks = [\"redis\"]\nfencing = []\n", "line 2: fencing = []"),
+        (&format!("{base}expect = []\n"), "line 3: expect = []"),
+        (
+            &format!("{base}[knobs]\nclients = 2\nimage = []\n"),
+            "line 5: [knobs] image = []",
+        ),
+        (
+            &format!("{base}[knobs]\nserver-bin = []\n"),
+            "line 4: [knobs] server-bin = []",
+        ),
+        (
+            &format!("{base}[[expect]]\nexpect = \"valid\"\n[[expect]]\nlocks = []\nexpect = \"valid\"\n"),
+            "line 6: [[expect]] group 2: locks = []",
+        ),
+        (
+            &format!("{base}[[expect]]\nnemeses = []\nexpect = \"valid\"\n"),
+            "line 4: [[expect]] group 1: nemeses = []",
+        ),
+        (
+            &format!("{base}[[expect]]\nfencing = []\nexpect = \"valid\"\n"),
+            "line 4: [[expect]] group 1: fencing = []",
+        ),
+        (
+            &format!("{base}[[expect]]\nexpect = []\n"),
+            "line 4: expect = [] says nothing",
+        ),
+    ];
+    for (text, said) in cases {
+        let refused = Matrix::parse(text).unwrap_err();
+        assert!(refused.starts_with(said), "{text}: {refused}");
+        assert_eq!(refused.lines().count(), 1, "{refused}");
+    }
+    // The same keys left out are no mistake.
+    let m = Matrix::parse(&format!(
+        "{base}[knobs]\nclients = 2\n[[expect]]\nexpect = \"valid\"\n"
+    ))
+    .unwrap();
+    assert!(m.fencing.is_empty() && m.knobs.run.images.is_empty() && m.expect[0].locks.is_empty());
+}
+
+#[test]
+fn a_file_with_no_locks_is_refused_an_empty_one_said_to_be_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, said) in [
+        ("", "is empty"),
+        ("# a matrix, some day\n\n   \n", "is empty"),
+        (
+            "nemeses = [\"none\"]\n[knobs]\nclients = 2\n",
+            "names no locks",
+        ),
+        ("[[expect]]\nexpect = \"valid\"\n", "names no locks"),
+    ] {
+        let file = dir.path().join("lockpick.toml");
+        std::fs::write(&file, text).unwrap();
+        let refused = Matrix::read(&file).unwrap_err().to_string();
+        assert!(
+            refused.starts_with(&format!("--matrix {} {said}", file.display())),
+            "{text:?}: {refused}"
+        );
+        assert!(refused.contains("locks = ["), "{refused}");
+    }
+    std::fs::write(dir.path().join("one.toml"), "locks = [\"redis\"]\n").unwrap();
+    assert_eq!(
+        Matrix::read(&dir.path().join("one.toml"))
+            .unwrap()
+            .locks
+            .len(),
+        1
+    );
+}

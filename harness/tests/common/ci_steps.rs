@@ -201,3 +201,28 @@ pub fn run_template(work: &Path, variables: &[(&str, &str)]) -> (i32, String) {
     }
     unreachable!()
 }
+
+/// The purpose each call of `.ci/install-packages` in a CI file's text passes (its first word
+/// after the script's name; empty for none), comments left out.
+pub fn install_purposes(text: &str) -> Vec<String> {
+    let mut purposes = Vec::new();
+    for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        for (_, after) in line
+            .match_indices("install-packages")
+            .map(|(i, m)| line.split_at(i + m.len()))
+        {
+            let word = after
+                .trim_start_matches(['"', '\''])
+                .split_whitespace()
+                .next();
+            let word = word.unwrap_or("").trim_end_matches(';');
+            let purpose = if word.starts_with(['&', '|', '>']) {
+                ""
+            } else {
+                word
+            };
+            purposes.push(purpose.to_string());
+        }
+    }
+    purposes
+}
