@@ -125,6 +125,11 @@ impl Source {
         })
     }
 
+    /// The run's flags as clap read them from its `command.txt`.
+    pub fn run_args(&self) -> &RunArgs {
+        &self.args
+    }
+
     /// The `lockpick run` command that replays `schedule` with `clients` clients for
     /// `time_limit_ms`, storing under `store` (or the default store when `None`).
     pub fn replay_command(

@@ -7,6 +7,7 @@
 //! The cases are grouped by what they attack: `clean` (labels, prefixes, what no run made),
 //! `histories` (crafted histories and inflated claims), `files` (schedule and matrix files,
 //! plans), `run_folders` (run folders' files planted for report, shrink and the index),
+//! `forged_commands` (a run folder's command naming programs for a shrink to run),
 //! `store` (links planted where lockpick writes, stores others could change) and
 //! `processes` (client programs that reach past their worker).
 
@@ -15,6 +16,7 @@ mod common;
 
 mod clean;
 mod files;
+mod forged_commands;
 mod histories;
 mod processes;
 mod run_folders;
