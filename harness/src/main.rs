@@ -59,8 +59,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
             say!("  store: {}", finished.dir.display());
             if finished.results.valid == lockpick_checkers::Validity::Invalid {
                 say!(
-                    "  smallest failing schedule: lockpick shrink {}",
-                    finished.dir.display()
+                    "  smallest failing schedule: {}",
+                    shrink::shrink_command(&finished.dir, &args)
                 );
             }
             for crash in &finished.crashed_clients {

@@ -31,6 +31,7 @@ use crate::cli::{ShrinkArgs, ViolationKind};
 use crate::config::RunConfig;
 use crate::schedule::Schedule;
 use crate::store;
+pub use programs::shrink_command;
 use search::{Candidate, Limits};
 pub use source::reproduce_command;
 use source::{duration_words, Source};

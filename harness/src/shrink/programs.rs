@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use super::source::Source;
 use crate::bad_input::bad;
-use crate::cli::ShrinkArgs;
+use crate::cli::{RunArgs, ShrinkArgs};
 use crate::store;
 
 /// A program the folder chose, as the `lockpick run` flag and value that name it.
@@ -25,10 +25,9 @@ impl StoredProgram {
     }
 }
 
-/// Every program the run's command names for its replays to start, in the order of the flags
-/// below. Built-in locks and the host's packages are lockpick's own choice and are not listed.
-pub fn stored_programs(source: &Source) -> Vec<StoredProgram> {
-    let args = source.run_args();
+/// Every program a run's flags name for its replays to start, in the order of the flags below.
+/// Built-in locks and the host's packages are lockpick's own choice and are not listed.
+fn programs_of(args: &RunArgs) -> Vec<StoredProgram> {
     let mut programs = Vec::new();
     if args.lock.starts_with(crate::locks::exec::PREFIX) {
         programs.push(StoredProgram {
@@ -74,7 +73,7 @@ fn named_programs(args: &ShrinkArgs) -> Vec<StoredProgram> {
 /// the programs on standard error before anything runs.
 pub fn allow(source: &Source, args: &ShrinkArgs) -> Result<()> {
     let command = source.dir.join(store::COMMAND);
-    let stored = stored_programs(source);
+    let stored = programs_of(source.run_args());
     let named = named_programs(args);
     if let Some(extra) = named.iter().find(|p| !stored.contains(p)) {
         let used: Vec<String> = stored.iter().map(StoredProgram::words).collect();
@@ -115,4 +114,51 @@ pub fn allow(source: &Source, args: &ShrinkArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The `lockpick shrink` command that shrinks the run in `dir` made with `args`, its programs
+/// named again: what a finished run offers, and what shrink then accepts.
+pub fn shrink_command(dir: &std::path::Path, args: &RunArgs) -> String {
+    let mut words = vec![
+        "lockpick".to_string(),
+        "shrink".to_string(),
+        dir.display().to_string(),
+    ];
+    for program in programs_of(args) {
+        words.extend([program.flag.to_string(), program.value]);
+    }
+    shell_words::join(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn run_args(line: &str) -> RunArgs {
+        match Cli::try_parse_from(shell_words::split(line).unwrap()) {
+            Ok(Cli {
+                command: Command::Run(args),
+            }) => *args,
+            _ => panic!("not a run: {line}"),
+        }
+    }
+
+    #[test]
+    fn a_runs_offered_shrink_names_its_exec_lock_and_server_programs_again() {
+        let dir = std::path::Path::new("store/x/1");
+        assert_eq!(
+            shrink_command(dir, &run_args("lockpick run --lock redis --seed 3")),
+            "lockpick shrink store/x/1"
+        );
+        let exec = "lockpick run --lock 'exec:redis:/bin/client --fast' --server-bin \
+                    redis=/opt/redis-server --image etcd=etcd:3";
+        assert_eq!(
+            shrink_command(dir, &run_args(exec)),
+            "lockpick shrink store/x/1 --lock 'exec:redis:/bin/client --fast' --server-bin \
+             'redis=/opt/redis-server' --image 'etcd=etcd:3'"
+        );
+    }
 }
