@@ -1,7 +1,6 @@
 //! `lockpick`: the command line. Exit codes follow Jepsen: 0 valid, 1 invalid, 2 unknown,
 //! 254 bad arguments or environment, 255 the harness itself failed.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -9,6 +8,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Parser;
 
+use lockpick::bad_input::{open_history, Links};
 use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
 use lockpick::report::summary;
@@ -59,8 +59,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
             say!("  store: {}", finished.dir.display());
             if finished.results.valid == lockpick_checkers::Validity::Invalid {
                 say!(
-                    "  smallest failing schedule: lockpick shrink {}",
-                    finished.dir.display()
+                    "  smallest failing schedule: {}",
+                    shrink::shrink_command(&finished.dir, &args)
                 );
             }
             for crash in &finished.crashed_clients {
@@ -139,12 +139,12 @@ fn interrupt_on_signals() -> Result<Arc<AtomicBool>> {
 }
 
 fn check(args: &CheckArgs) -> Result<u8> {
-    let path = if args.history.is_dir() {
-        args.history.join(store::HISTORY)
+    // A history the user names may be a link; one inside a run folder may not.
+    let file = if args.history.is_dir() {
+        open_history(&args.history.join(store::HISTORY), Links::Refuse)?
     } else {
-        args.history.clone()
+        open_history(&args.history, Links::Follow)?
     };
-    let file = open_history(&path)?;
     let results = lockpick_checkers::check_reader(std::io::BufReader::new(file));
     if args.json {
         say!("{}", serde_json::to_string_pretty(&results)?);
@@ -161,25 +161,6 @@ fn check(args: &CheckArgs) -> Result<u8> {
         }
     }
     Ok(results.valid.exit_code() as u8)
-}
-
-/// Opens a history to check. Only a regular file: a FIFO would block the check forever and a
-/// device such as /dev/zero would feed it without end.
-fn open_history(path: &Path) -> Result<std::fs::File> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(bad(format!("no history at {}", path.display())))
-        }
-        Err(e) => return Err(bad(format!("cannot read {}: {e}", path.display()))),
-    };
-    if !metadata.is_file() {
-        return Err(bad(format!(
-            "{} is not a regular file: give a history.jsonl or a run folder",
-            path.display()
-        )));
-    }
-    std::fs::File::open(path).map_err(|e| bad(format!("cannot open {}: {e}", path.display())))
 }
 
 /// Clap's error as one line: its message and hints, without the usage block.

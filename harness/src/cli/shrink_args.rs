@@ -30,6 +30,22 @@ pub struct ShrinkArgs {
     /// (`<store>/shrink/<time>/`).
     #[arg(long, default_value = "store")]
     pub store: PathBuf,
+    /// The run's exec lock (`exec:<service>:<program>`) named again, exactly as in its
+    /// command.txt: a run folder may have been forged, and its replays run as root, so a shrink
+    /// starts a program the folder names only when the person names it too (or passes
+    /// --trust-folder-programs).
+    #[arg(long, value_name = "LOCK")]
+    pub lock: Option<String>,
+    /// One of the run's `--server-bin SERVICE=PATH`, named again (as --lock); repeat for each.
+    #[arg(long = "server-bin", value_name = "SERVICE=PATH")]
+    pub server_bins: Vec<String>,
+    /// One of the run's `--image SERVICE=IMAGE`, named again (as --lock); repeat for each.
+    #[arg(long = "image", value_name = "SERVICE=IMAGE")]
+    pub images: Vec<String>,
+    /// Run the programs the run's command names (exec lock, --server-bin, --image) without
+    /// naming each again; they are printed before the first replay.
+    #[arg(long)]
+    pub trust_folder_programs: bool,
 }
 
 /// The kinds of violation a history can prove, as the checkers tell them apart.

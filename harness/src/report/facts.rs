@@ -37,13 +37,10 @@ pub struct RunFacts {
 }
 
 impl RunFacts {
-    /// Reads the facts of the run in `dir` whose history told `history`.
-    pub fn gather(dir: &Path, history: &HistoryFacts) -> RunFacts {
-        let config: Value = fs::read_to_string(dir.join(store::CONFIG))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null);
-        let mut facts = RunFacts::of(&config, history);
+    /// The facts of the run in `dir` whose config (as [`super::load`] read it) and history
+    /// told `config` and `history`.
+    pub fn gather(dir: &Path, config: &Value, history: &HistoryFacts) -> RunFacts {
+        let mut facts = RunFacts::of(config, history);
         facts.started = dir
             .file_name()
             .and_then(|n| started_from_folder_name(&n.to_string_lossy()))

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::counts::{Counts, FIGURES};
 use super::{REPORT, STYLE};
+use crate::bad_input::{read_run_file, MAX_RESULTS_BYTES};
 use crate::store;
 
 /// One finished run in the store.
@@ -109,7 +110,9 @@ pub fn runs(store: &Path) -> Result<Vec<StoredRun>> {
             if dir.is_symlink() || !dir.is_dir() {
                 continue;
             }
-            let Ok(text) = fs::read_to_string(dir.join(store::RESULTS)) else {
+            // Bounded and never through a link, FIFO or device: another run's folder must not
+            // stop or swell the index this run writes.
+            let Ok(text) = read_run_file(&dir, store::RESULTS, MAX_RESULTS_BYTES) else {
                 continue;
             };
             let file = dir.join(store::RESULTS);
@@ -141,7 +144,7 @@ pub fn compares(store: &Path) -> Vec<StoredCompare> {
         .flatten()
         .filter_map(|entry| {
             let dir = entry.path();
-            let text = fs::read_to_string(dir.join(crate::store::COMPARE_JSON)).ok()?;
+            let text = read_run_file(&dir, crate::store::COMPARE_JSON, MAX_RESULTS_BYTES).ok()?;
             let json: Value = serde_json::from_str(&text).ok()?;
             let cells = json["cells"].as_array().cloned().unwrap_or_default();
             let with = |key: &str, value: &str| cells.iter().filter(|c| c[key] == value).count();

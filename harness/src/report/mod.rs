@@ -27,13 +27,13 @@ mod svg;
 mod timeline;
 mod violations;
 
-use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use lockpick_checkers::model::Model;
 use lockpick_checkers::Results;
 
+use crate::bad_input::{open_history, read_run_file_if_any, Links, MAX_RUN_FILE_BYTES};
 use crate::files::safe_write;
 use crate::store;
 pub use facts::RunFacts;
@@ -46,39 +46,48 @@ pub const INDEX: &str = "index.html";
 /// The stylesheet every page lockpick writes embeds (pages stay single files).
 pub const STYLE: &str = include_str!("style.css");
 
-/// A checked run: the checkers' results, the model they judged, and what the report reads off
-/// the history beside it. Nothing holds the history's lines.
+/// A checked run: the checkers' results, the model they judged, what the report reads off
+/// the history beside it, and the run's own record of itself. Nothing holds the history's
+/// lines.
 pub struct Loaded {
     pub results: Results,
     pub model: Model,
     pub history: HistoryFacts,
+    /// `config.json` (`Null` when the folder has none, or it is not JSON).
+    pub config: serde_json::Value,
+    /// `command.txt`, trimmed (empty when the folder has none).
+    pub command: String,
 }
 
 /// Reads a run folder's history and checks it, streaming: the check builds the model line by
 /// line, and a second pass reads the report's few facts, so memory follows the model's size
-/// rather than the file's.
+/// rather than the file's. Every file is the folder's, so hostile input: a link, a FIFO, a
+/// device or a file over its bound is refused (bad input) before it is read.
 pub fn load(dir: &Path) -> Result<Loaded> {
     let path = dir.join(store::HISTORY);
-    let open = || {
-        fs::File::open(&path)
-            .map(std::io::BufReader::new)
-            .with_context(|| format!("cannot read {}", path.display()))
-    };
+    let open = || open_history(&path, Links::Refuse).map(std::io::BufReader::new);
+    let config = read_run_file_if_any(dir, store::CONFIG, MAX_RUN_FILE_BYTES)?
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let command = read_run_file_if_any(dir, store::COMMAND, MAX_RUN_FILE_BYTES)?
+        .map(|text| text.trim().to_string())
+        .unwrap_or_default();
     let (results, model) = lockpick_checkers::check_reader_with_model(open()?);
     let history = HistoryFacts::read(open()?);
     Ok(Loaded {
         results,
         model,
         history,
+        config,
+        command,
     })
 }
 
 /// Writes `report.html` and `junit.xml` into a run folder.
 pub fn write_run_reports(dir: &Path, loaded: &Loaded) -> Result<()> {
     let results = &loaded.results;
-    let facts = RunFacts::gather(dir, &loaded.history);
-    let command = fs::read_to_string(dir.join(store::COMMAND)).unwrap_or_default();
-    let html = page::render_model(&loaded.model, results, &facts, command.trim());
+    let facts = RunFacts::gather(dir, &loaded.config, &loaded.history);
+    let html = page::render_model(&loaded.model, results, &facts, &loaded.command);
     safe_write::replace(&dir.join(REPORT), html).context("cannot write the report")?;
     let xml = junit::junit(results, &facts).context("cannot render junit.xml")?;
     safe_write::replace(&dir.join(JUNIT), crate::text::xml::well_formed(xml))

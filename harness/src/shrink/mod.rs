@@ -11,6 +11,7 @@
 //! search is bounded by `--budget`; Ctrl-C ends the replay under way and keeps the best schedule
 //! found so far.
 
+mod programs;
 mod search;
 mod source;
 mod trial;
@@ -30,6 +31,7 @@ use crate::cli::{ShrinkArgs, ViolationKind};
 use crate::config::RunConfig;
 use crate::schedule::Schedule;
 use crate::store;
+pub use programs::shrink_command;
 use search::{Candidate, Limits};
 pub use source::reproduce_command;
 use source::{duration_words, Source};
@@ -156,6 +158,8 @@ pub fn shrink(args: &ShrinkArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
         std::path::absolute(&args.run).map_err(|e| bad(format!("{}: {e}", args.run.display())))?;
     let store = std::path::absolute(&args.store)
         .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
+    let source = Source::load(&run, args.kind)?;
+    programs::allow(&source, args)?;
     let request = Request {
         run: &run,
         kind: args.kind,
@@ -164,7 +168,7 @@ pub fn shrink(args: &ShrinkArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
         budget,
         store: &store,
     };
-    shrink_run(&request, Arc::clone(&interrupt))?;
+    shrink_source(&request, source, Arc::clone(&interrupt))?;
     Ok(if interrupt.load(Ordering::SeqCst) {
         2
     } else {
@@ -173,10 +177,17 @@ pub fn shrink(args: &ShrinkArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
 }
 
 /// Shrinks one violating run (both paths absolute), telling its progress on standard error
-/// and its result on standard output.
+/// and its result on standard output. The caller vouches for the programs the run's command
+/// names: `compare --shrink` shrinks only runs it made itself, of cells its matrix named
+/// (`lockpick shrink` checks them with [`programs::allow`] first).
 pub fn shrink_run(request: &Request, interrupt: Arc<AtomicBool>) -> Result<Shrunk> {
+    let source = Source::load(request.run, request.kind)?;
+    shrink_source(request, source, interrupt)
+}
+
+/// [`shrink_run`] of a run already read.
+fn shrink_source(request: &Request, source: Source, interrupt: Arc<AtomicBool>) -> Result<Shrunk> {
     let run = request.run;
-    let source = Source::load(run, request.kind)?;
     let kind = request.kind.unwrap_or(source.kinds[0]);
     let store = request.store;
     // The run's own command must replay (and the store take runs) before anything is made.

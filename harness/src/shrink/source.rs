@@ -3,7 +3,6 @@
 //! knobs (TTL, work, fencing, clock jump, …): only the schedule, the clients, the time limit
 //! and the store change.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -11,7 +10,7 @@ use clap::Parser;
 use lockpick_checkers::verdict::Validity;
 use lockpick_checkers::Results;
 
-use crate::bad_input::bad;
+use crate::bad_input::{bad, open_history, read_run_file, Links, MAX_RUN_FILE_BYTES};
 use crate::cli::{Cli, Command, RunArgs, ViolationKind};
 use crate::config::parse_duration;
 use crate::schedule::Schedule;
@@ -44,31 +43,13 @@ pub struct Source {
     pub results: Results,
 }
 
-/// A file of the run folder, if it is a regular file (not a link, FIFO or device).
-fn regular(dir: &Path, name: &str) -> Result<PathBuf> {
-    let path = dir.join(name);
-    match fs::symlink_metadata(&path) {
-        Ok(m) if m.is_file() => Ok(path),
-        Ok(_) => Err(bad(format!("{} is not a regular file", path.display()))),
-        Err(e) => Err(bad(format!(
-            "{} is not a run folder: no {name} ({e})",
-            dir.display()
-        ))),
-    }
-}
-
-fn read_regular(dir: &Path, name: &str) -> Result<String> {
-    let path = regular(dir, name)?;
-    fs::read_to_string(&path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))
-}
-
 impl Source {
     pub fn load(dir: &Path, kind: Option<ViolationKind>) -> Result<Source> {
         if !dir.is_dir() {
             return Err(bad(format!("{} is not a run folder", dir.display())));
         }
-        regular(dir, store::HISTORY)?;
-        let command = read_regular(dir, store::COMMAND)?;
+        open_history(&dir.join(store::HISTORY), Links::Refuse)?;
+        let command = read_run_file(dir, store::COMMAND, MAX_RUN_FILE_BYTES)?;
         let words = shell_words::split(command.trim()).map_err(|e| {
             bad(format!(
                 "{}: not a command line: {e}",
@@ -90,7 +71,14 @@ impl Source {
         else {
             return Err(not_a_run());
         };
-        let schedule = Schedule::load(&regular(dir, store::SCHEDULE)?)?;
+        let schedule: Schedule =
+            serde_json::from_str(&read_run_file(dir, store::SCHEDULE, MAX_RUN_FILE_BYTES)?)
+                .map_err(|e| {
+                    bad(format!(
+                        "{} is not a schedule: {e}",
+                        dir.join(store::SCHEDULE).display()
+                    ))
+                })?;
         if schedule.windows.is_empty() {
             return Err(bad(format!(
                 "{}: the run had no fault to shrink",
@@ -135,6 +123,11 @@ impl Source {
             kinds: found,
             results,
         })
+    }
+
+    /// The run's flags as clap read them from its `command.txt`.
+    pub fn run_args(&self) -> &RunArgs {
+        &self.args
     }
 
     /// The `lockpick run` command that replays `schedule` with `clients` clients for

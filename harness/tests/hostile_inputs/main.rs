@@ -6,7 +6,9 @@
 //!
 //! The cases are grouped by what they attack: `clean` (labels, prefixes, what no run made),
 //! `histories` (crafted histories and inflated claims), `files` (schedule and matrix files,
-//! plans), `store` (links planted where lockpick writes, stores others could change) and
+//! plans), `run_folders` (run folders' files planted for report, shrink and the index),
+//! `forged_commands` (a run folder's command naming programs for a shrink to run),
+//! `store` (links planted where lockpick writes, stores others could change) and
 //! `processes` (client programs that reach past their worker).
 
 #[path = "../common/mod.rs"]
@@ -14,8 +16,10 @@ mod common;
 
 mod clean;
 mod files;
+mod forged_commands;
 mod histories;
 mod processes;
+mod run_folders;
 mod store;
 
 use std::path::Path;
