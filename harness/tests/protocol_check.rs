@@ -237,19 +237,14 @@ fn bad_input_is_refused_before_anything_is_made() {
     assert_eq!(missing.status.code(), Some(254), "a command is required");
 }
 
-/// The highest peak resident memory (`VmHWM`) seen of `pid` until it exits.
-fn peak_memory_kib(pid: u32, mut running: impl FnMut() -> bool) -> u64 {
-    let mut peak = 0;
-    while running() {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let hwm = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
-        peak = peak.max(hwm.unwrap_or(0));
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    peak
+/// The peak resident memory (`VmHWM`) of `pid` so far; 0 once it is gone.
+fn peak_memory_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// A check of `program` (a real process), watched as it runs: what it printed (the first MiB
@@ -286,22 +281,25 @@ fn watch_check(program: &[&str]) -> Watched {
     let stdout = count(Box::new(child.stdout.take().unwrap()));
     let stderr = count(Box::new(child.stderr.take().unwrap()));
     let started = std::time::Instant::now();
-    let mut exited = None;
-    let peak_kib = peak_memory_kib(pid, || {
-        if exited.is_none() {
-            exited = child.try_wait().unwrap();
-        }
-        if exited.is_none() && started.elapsed() > Duration::from_secs(180) {
+    let mut peak_kib = 0;
+    while child.try_wait().unwrap().is_none() {
+        peak_kib = peak_kib.max(peak_memory_kib(pid));
+        if started.elapsed() > Duration::from_secs(180) {
             let _ = child.kill();
-            panic!("the check did not end within 180 s");
+            break;
         }
-        exited.is_none()
-    });
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(180),
+        "the check did not end within 180 s"
+    );
     let (stdout, stdout_bytes) = stdout.join().unwrap();
     let (stderr, stderr_bytes) = stderr.join().unwrap();
     Watched {
         checked: Checked {
-            code: exited.unwrap().code(),
+            code: status.code(),
             prefix: prefix_in(&stderr),
             stdout,
             stderr,
