@@ -84,6 +84,12 @@ pub fn unknown_reasons(model: &Model, final_read: Option<&FinalReadCheck>) -> Ve
         if end.interrupted {
             reasons.push("the run was interrupted: the history is partial".to_string());
         }
+        if !end.test_hooks.is_empty() {
+            reasons.push(format!(
+                "a test hook was in effect ({}): the run is not the one its setup describes",
+                end.test_hooks.join(", ")
+            ));
+        }
     }
     if model.foreign_accesses > 0 {
         reasons.push(format!(

@@ -46,3 +46,6 @@ pub mod client;
 pub mod compare;
 pub mod protocol_check;
 pub mod shrink;
+
+// Faults lockpick's own tests inject (debug builds only).
+pub mod test_hooks;

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::ci_steps::{run_action, run_template};
+use common::ci_steps::{run_action, run_action_with_env, run_template};
 
 /// A matrix of one Redis cell without faults, expected `expect`.
 fn matrix(dir: &Path, expect: &str) -> PathBuf {
@@ -52,6 +52,22 @@ fn the_action_gates_on_lockpicks_exit_code_and_always_writes_a_summary() {
     let rounds = std::fs::read_dir(other.path().join("lockpick-store/compare")).unwrap();
     assert_eq!(rounds.count(), 2, "{}", run.log);
     assert!(summary.matches("redis").count() >= 2, "{summary}");
+}
+
+/// A caller's environment that names a test hook reaches neither lockpick nor its root process:
+/// this test's lockpick is a debug build, which has the hooks, so a hook carried through
+/// (`sudo -E`) would slow every grant and make the expected-valid cell unknown (exit 2).
+#[test]
+fn the_action_does_not_pass_test_hooks_to_lockpick() {
+    let work = tempfile::tempdir().unwrap();
+    let valid = matrix(work.path(), "valid");
+    let hooks = [
+        ("LOCKPICK_INJECT_CLIENT", "late-grant:all"),
+        ("LOCKPICK_INJECT", "kill-resource-after:50"),
+    ];
+    let run = run_action_with_env(work.path(), &[("matrix", valid.to_str().unwrap())], &hooks);
+    assert_eq!(run.outputs["exit-code"], "0", "{}", run.log);
+    assert!(!run.log.contains("test hook"), "{}", run.log);
 }
 
 #[test]

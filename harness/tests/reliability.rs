@@ -130,6 +130,63 @@ fn a_hung_client_is_timed_out_and_its_operation_becomes_info() {
 }
 
 #[test]
+fn a_client_program_flooding_its_outputs_leaves_bounded_logs() {
+    // Its stdout floods with no newline, its stderr floods: each start of it is refused at the
+    // line bound and leaves at most 64 KiB of stderr (and a line saying how much was cut) in
+    // its client's log, however often it is restarted.
+    let program =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/flood_outputs.py");
+    let lock = format!("exec:redis:/usr/bin/python3 {}", program.display());
+    let store = tempfile::tempdir().unwrap();
+    let output = lockpick()
+        .args([
+            "run",
+            "--lock",
+            &lock,
+            "--nemesis",
+            "none",
+            "--time-limit",
+            "4s",
+        ])
+        .args(["--clients", "2", "--store"])
+        .arg(store.path())
+        .output()
+        .unwrap();
+    let r = finished(store.path(), output);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    let history = r.history();
+    let refused = history
+        .iter()
+        .filter(|op| op["type"] == "info")
+        .filter(|op| {
+            op["value"]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("64 KiB"))
+        })
+        .count();
+    assert!(refused > 0, "no operation refused at the line bound");
+    for client in 0..2 {
+        let log = std::fs::read(r.dir.join(format!("logs/client-{client}.log"))).unwrap();
+        let text = String::from_utf8_lossy(&log);
+        assert!(
+            text.contains("stderr cut here"),
+            "client {client}: nothing cut"
+        );
+        // Each breakage ends one start of the program: the head and the tail of each start's
+        // stderr, and lockpick's own lines.
+        let starts = 1 + history
+            .iter()
+            .filter(|op| op["process"] == client && op["type"] == "info")
+            .count();
+        assert!(
+            log.len() < starts * 80 * 1024,
+            "client {client}: {} bytes for {starts} starts",
+            log.len()
+        );
+    }
+}
+
+#[test]
 fn not_being_root_is_refused_before_anything_is_made() {
     // A copy of the binary that an unprivileged user may run.
     let dir = tempfile::tempdir().unwrap();

@@ -103,6 +103,40 @@ fn a_resource_that_dies_mid_run_makes_the_run_unknown() {
     assert!(failed_read, "the failed final read is in the history");
 }
 
+/// A test hook changes what a run does behind its setup's back (here every grant reaches its
+/// worker five sixths of a TTL late, so a client holds the lock far less often): a debug build
+/// that ran with one records it, and no output calls that run valid, nor does a later check.
+/// (A release build has no hooks at all: README, "Test hooks".)
+#[test]
+fn a_run_with_a_test_hook_says_so_and_is_never_valid() {
+    let store = tempfile::tempdir().unwrap();
+    let output = lockpick()
+        .args(["run", "--lock", "redis", "--nemesis", "none"])
+        .args(["--time-limit", "4s", "--clients", "3", "--ttl", "1s"])
+        .arg("--store")
+        .arg(store.path())
+        .env("LOCKPICK_INJECT_CLIENT", "late-grant:all")
+        .output()
+        .unwrap();
+    let r = common::finished(store.path(), output);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    let hook = "LOCKPICK_INJECT_CLIENT=late-grant:all";
+    let end = r
+        .history()
+        .into_iter()
+        .find(|op| op["f"] == "run-end")
+        .expect("a run-end line");
+    assert_eq!(end["value"]["test_hooks"][0], hook, "{end}");
+    let reasons = unknown_reasons(&r);
+    assert!(reasons.iter().any(|w| w.contains(hook)), "{reasons:?}");
+    assert!(r.stdout.contains(hook), "terminal: {}", r.stdout);
+    common::outputs::assert_every_output_says(&r, "unknown");
+    let again = lockpick().arg("check").arg(&r.dir).output().unwrap();
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert_eq!(again.status.code(), Some(2), "{said}");
+    assert!(said.contains(hook), "{said}");
+}
+
 #[test]
 fn an_interrupted_run_says_unknown_in_every_output() {
     let store = tempfile::tempdir().unwrap();

@@ -15,12 +15,14 @@ use serde_json::{json, Value};
 
 pub use crate::exec_answer::{Answer, Verdict};
 use crate::exec_renewal::{renewal_report, Renewals, ReportsPromised};
+use crate::exec_stderr::StderrCopy;
 
 /// The protocol version this lockpick speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
 
-/// The longest line a program may print: a longer one is garbage, not an answer.
-const MAX_LINE: usize = 64 * 1024;
+/// The longest line a program may print (`workloads/PROTOCOL.md`): a longer one is garbage, not
+/// an answer, and the program is read no further.
+pub const MAX_LINE: usize = 64 * 1024;
 
 /// Why a program can no longer be spoken to. Each is one sentence the client's log shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,14 +92,25 @@ struct Hello {
 
 enum Line {
     Text(String),
+    /// A line longer than [`MAX_LINE`], by its start: nothing after it is read.
+    TooLong(String),
     End,
 }
+
+/// How long an ended program's stderr may take to be copied out (a child it left behind may
+/// hold it open: its copy is then left to go on by itself).
+const STDERR_FLUSH: Duration = Duration::from_secs(1);
+
+/// How many lines the reader may read ahead of the session: past them it waits, and so does
+/// the program on its full pipe, however much it prints between requests.
+const LINES_AHEAD: usize = 64;
 
 /// A running program that has said hello.
 pub struct Session {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<Line>,
+    stderr: StderrCopy,
     next_id: u64,
     /// The first request whose answer has not come: a later answer to it may still arrive.
     oldest_unanswered: u64,
@@ -126,10 +139,7 @@ impl Session {
             .split_first()
             .ok_or_else(|| Breakage::CannotStart("the command is empty".to_string()))?;
         let mut command = Command::new(name);
-        command
-            .args(args)
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stderr(Stdio::inherit());
+        command.args(args).envs(env.iter().map(|(k, v)| (k, v)));
         // SAFETY: only prctl runs between fork and exec; it is async-signal-safe.
         unsafe {
             command.pre_exec(|| {
@@ -142,7 +152,8 @@ impl Session {
 
     /// Starts a command already made (program, arguments, environment, where it runs and how it
     /// dies) with its stdin and stdout as the protocol, and waits up to `hello_within` for its
-    /// hello; its renewal reports, if its hello promises them, go to `renewals`.
+    /// hello; its renewal reports, if its hello promises them, go to `renewals`. Its stderr is
+    /// copied to this process's, bounded ([`StderrCopy`]).
     pub fn start_command(
         mut command: Command,
         hello_within: Duration,
@@ -158,16 +169,20 @@ impl Session {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| Breakage::CannotStart(format!("{name}: {e}")))?;
         let stdin = child.stdin.take().expect("piped");
         let promised = ReportsPromised::default();
         let stdout = child.stdout.take().expect("piped");
         let lines = read_lines(stdout, renewals.clone(), promised.clone());
+        let stderr = child.stderr.take().expect("piped");
+        let stderr = StderrCopy::start(name.clone(), stderr, std::io::stderr());
         let mut session = Session {
             child,
             stdin,
             lines,
+            stderr,
             next_id: 1,
             oldest_unanswered: 1,
             extends: false,
@@ -265,6 +280,13 @@ impl Session {
         let wait = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
             Ok(Line::Text(line)) => Ok(line),
+            Ok(Line::TooLong(start)) => Err(Breakage::Garbage {
+                line: start,
+                why: format!(
+                    "a line longer than {} KiB, the protocol's bound",
+                    MAX_LINE / 1024
+                ),
+            }),
             Ok(Line::End) | Err(RecvTimeoutError::Disconnected) => Err(self.died()),
             Err(RecvTimeoutError::Timeout) => Err(Breakage::Silent(bound)),
         }
@@ -286,36 +308,43 @@ impl Session {
     pub fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.stderr.finish(STDERR_FLUSH);
     }
 
     /// Ends the program politely: its stdin closes, which tells it to release what it holds
     /// and exit; it is killed if it has not within `grace`.
     pub fn finish(self, grace: Duration) {
         let Session {
-            mut child, stdin, ..
+            mut child,
+            stdin,
+            stderr,
+            ..
         } = self;
         drop(stdin);
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             if let Ok(Some(_)) = child.try_wait() {
+                stderr.finish(STDERR_FLUSH);
                 return;
             }
             thread::sleep(Duration::from_millis(5));
         }
         let _ = child.kill();
         let _ = child.wait();
+        stderr.finish(STDERR_FLUSH);
     }
 }
 
-/// Reads the program's stdout on a thread of its own, line by line. A renewal report, once the
-/// hello promised them, goes to `renewals` the moment it is read, dated then; a line that names
-/// `renewed` but is no proper report is passed on, to be refused as garbage.
+/// Reads the program's stdout on a thread of its own, line by line, at most [`LINES_AHEAD`]
+/// lines ahead of the session and no further than a line longer than [`MAX_LINE`]. A renewal
+/// report, once the hello promised them, goes to `renewals` the moment it is read, dated then; a
+/// line that names `renewed` but is no proper report is passed on, to be refused as garbage.
 fn read_lines(
     stdout: impl std::io::Read + Send + 'static,
     renewals: Renewals,
     promised: ReportsPromised,
 ) -> Receiver<Line> {
-    let (sender, receiver) = mpsc::channel();
+    let (sender, receiver) = mpsc::sync_channel(LINES_AHEAD);
     let clock = renewals.clock();
     thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
@@ -328,6 +357,15 @@ fn read_lines(
             {
                 Ok(0) | Err(_) => {
                     let _ = sender.send(Line::End);
+                    return;
+                }
+                Ok(_) if line.len() == MAX_LINE && !line.ends_with(b"\n") => {
+                    // Reading on would only feed more of a program that does not speak the
+                    // protocol: it is refused, and its pipe left to fill. The pipe stays open
+                    // (closing it would kill the program before the refusal is read) until the
+                    // session is gone: each send blocks once the channel is full.
+                    let start = String::from_utf8_lossy(&line[..120]).into_owned();
+                    while sender.send(Line::TooLong(start.clone())).is_ok() {}
                     return;
                 }
                 Ok(_) => {

@@ -17,6 +17,7 @@ pub mod exec_launch;
 pub mod exec_renewal;
 pub mod exec_server_check;
 pub mod exec_session;
+pub mod exec_stderr;
 pub mod lease;
 pub mod lock_client;
 pub mod postgres_lock;

@@ -204,6 +204,10 @@ pub struct RunEnd {
     pub interrupted: bool,
     #[serde(default)]
     pub crashed_clients: Vec<String>,
+    /// The test hooks (`NAME=value`) a debug build of lockpick ran with: faults of lockpick's own
+    /// tests that the setup does not describe.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_hooks: Vec<String>,
     /// When the run ended early because the history already proved a violation
     /// (`--until decided`), on the run clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,6 +18,7 @@ use crate::config::RunConfig;
 use crate::history_log::{Abandoned, Follower, HistoryLog};
 use crate::processes::children::{Event, Role};
 use crate::run::scheduler::{Scheduler, Stage};
+use crate::test_hooks::ControllerHook;
 
 /// Everything a running test holds. Dropping it stops every process and removes every node,
 /// in that order, whatever happened before.
@@ -31,32 +32,9 @@ pub struct Workload {
     pub(super) crashed_clients: Vec<String>,
     /// Each client's open invocation and who believes it holds the lock.
     follower: Follower,
-    /// A fault injected into the controller itself, for tests of lockpick's own reliability.
-    injected: Option<Injection>,
-}
-
-/// Faults a test can inject into the controller through `LOCKPICK_INJECT`:
-/// `error-after:N` or `panic-after:N` (after N operations are recorded), or
-/// `kill-resource-after:N` (the protected resource dies, as a crashed server would).
-#[derive(Clone, Copy, Debug)]
-enum Injection {
-    Error(u64),
-    Panic(u64),
-    KillResource(u64),
-}
-
-impl Injection {
-    fn from_environment() -> Option<Injection> {
-        let text = std::env::var("LOCKPICK_INJECT").ok()?;
-        let (kind, count) = text.split_once(':')?;
-        let count = count.parse().ok()?;
-        match kind {
-            "error-after" => Some(Injection::Error(count)),
-            "panic-after" => Some(Injection::Panic(count)),
-            "kill-resource-after" => Some(Injection::KillResource(count)),
-            _ => None,
-        }
-    }
+    /// A fault injected into the controller itself, for tests of lockpick's own reliability
+    /// (debug builds only).
+    hook: ControllerHook,
 }
 
 impl Workload {
@@ -76,7 +54,7 @@ impl Workload {
             open_clients: 0,
             crashed_clients: Vec::new(),
             follower: Follower::default(),
-            injected: Injection::from_environment(),
+            hook: ControllerHook::from_environment(),
         }
     }
 
@@ -171,6 +149,10 @@ impl Workload {
     fn record_run_end(&mut self, interrupted: bool, decided_at: Option<u64>) -> Result<()> {
         let mut value =
             json!({ "interrupted": interrupted, "crashed_clients": self.crashed_clients });
+        let hooks = crate::test_hooks::in_effect();
+        if !hooks.is_empty() {
+            value["test_hooks"] = json!(hooks);
+        }
         if let Some(at) = decided_at {
             value["decided_at_ns"] = json!(at);
         }
@@ -259,21 +241,7 @@ impl Workload {
         match event {
             Event::Line(line) => {
                 let index = self.log.append_received(&line)?;
-                match self.injected {
-                    Some(Injection::Error(n)) if self.log.len() >= n => {
-                        self.log.flush()?;
-                        bail!("injected error after {n} operations (LOCKPICK_INJECT)")
-                    }
-                    Some(Injection::Panic(n)) if self.log.len() >= n => {
-                        self.log.flush()?;
-                        panic!("injected panic after {n} operations (LOCKPICK_INJECT)")
-                    }
-                    Some(Injection::KillResource(n)) if self.log.len() >= n => {
-                        self.injected = None;
-                        self.cluster.children().kill(&Role::Resource);
-                    }
-                    _ => {}
-                }
+                self.hook.after_recorded(&mut self.log, &mut self.cluster)?;
                 if let Process::Client(p) = line.head.process {
                     self.follower.follow(p, &line.head);
                     // Only a client's successful acquire or read can set off a lock-aware

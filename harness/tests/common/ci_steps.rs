@@ -46,6 +46,15 @@ pub struct ActionRun {
 /// evaluated, `$GITHUB_OUTPUT`, `$GITHUB_PATH` and `$GITHUB_STEP_SUMMARY` honoured, and the run
 /// stopped at the first failing step (as the runner stops a composite action).
 pub fn run_action(work: &Path, inputs: &[(&str, &str)]) -> ActionRun {
+    run_action_with_env(work, inputs, &[])
+}
+
+/// [`run_action`], with `env` added to the caller's environment (a workflow's `env:`).
+pub fn run_action_with_env(
+    work: &Path,
+    inputs: &[(&str, &str)],
+    env: &[(&str, &str)],
+) -> ActionRun {
     let action = load("action.yml");
     let mut values: BTreeMap<String, String> = BTreeMap::new();
     for (name, spec) in action["inputs"].as_hash().unwrap() {
@@ -92,7 +101,8 @@ pub fn run_action(work: &Path, inputs: &[(&str, &str)]) -> ActionRun {
             .env("GITHUB_PATH", &path_file)
             .env("GITHUB_STEP_SUMMARY", &summary)
             .env("RUNNER_TOOL_CACHE", &tool_cache)
-            .env("RUNNER_OS", "Linux");
+            .env("RUNNER_OS", "Linux")
+            .envs(env.iter().copied());
         if let Some(env) = step["env"].as_hash() {
             for (key, value) in env {
                 command.env(

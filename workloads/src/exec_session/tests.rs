@@ -104,3 +104,22 @@ fn a_grant_by_a_server_the_program_was_not_given_is_a_breakage() {
     );
     session.kill();
 }
+
+#[test]
+fn a_line_over_the_bound_is_refused_as_garbage_naming_the_bound() {
+    // 10 MB with no newline, then what would be a proper answer.
+    let program = shell(
+        r#"echo '{"protocol": 1}'; read line;
+           head -c 10000000 /dev/zero | tr '\0' x; echo '{"id": 1, "result": "ok"}'"#,
+    );
+    let mut session = Session::start(&program, &[], SECOND, &renewals()).unwrap();
+    let broke = session
+        .request("acquire", json!({"wait_ms": 5}), 5 * SECOND)
+        .unwrap_err();
+    assert_eq!(broke.kind(), "garbage", "{broke}");
+    assert!(
+        broke.to_string().contains("a line longer than 64 KiB"),
+        "{broke}"
+    );
+    session.kill();
+}
