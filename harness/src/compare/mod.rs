@@ -168,7 +168,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
                         crate::tell!(
                             "[{}/{total}] {}{which}: {} (expected {}: {}{decided})",
                             ran.count() + 1,
-                            planned.name,
+                            crate::text::terminal::field(&planned.name.to_string()),
                             figures.verdict,
                             planned.expected.words(),
                             match &judged.judgement {
