@@ -58,11 +58,13 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let interrupt = interrupt_on_signals()?;
             let finished = run::run(&config, interrupt)?;
             stdout::print(&neutral(&summary::render(&finished.results)));
-            say!("  store: {}", finished.dir.display());
+            let dir = finished.dir.display().to_string();
+            say!("  store: {}", field(&dir));
             if finished.results.valid == lockpick_checkers::Validity::Invalid {
+                let shrink = ["lockpick", "shrink", dir.as_str()];
                 say!(
-                    "  smallest failing schedule: lockpick shrink {}",
-                    finished.dir.display()
+                    "  smallest failing schedule: {}",
+                    lockpick::text::shell::command(&shrink)
                 );
             }
             for crash in &finished.crashed_clients {

@@ -331,3 +331,62 @@ fn a_comparison_stopped_by_a_hostile_matrix_name_reports_it_in_one_fenced_line()
     assert_inert_markdown("the step summary", &std::fs::read_to_string(&step).unwrap());
     assert!(summary.contains("missing\\n```\\n/approve"), "{summary}");
 }
+
+#[test]
+fn an_invalid_run_in_a_hostile_store_prints_a_shrink_command_that_pastes_exactly() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let store = hostile_folder("store");
+    let step = dir.join("step-summary.md");
+    let done = lockpick_in(
+        dir,
+        &step,
+        &[
+            "run",
+            "--store",
+            &store,
+            "--lock",
+            "redis",
+            "--nemesis",
+            "pause-holder",
+            "--seed",
+            "64",
+            "--time-limit",
+            "3s",
+            "--clients",
+            "2",
+            "--ttl",
+            "500ms",
+            "--fault-duration",
+            "1s",
+            "--fault-interval",
+            "500ms",
+            "--quiet",
+            "500ms",
+        ],
+    );
+    // A paused holder outlives its lease: Redis gives no token to refuse its late write.
+    assert_eq!(done.code, 1, "{}\n{}", done.stdout, done.stderr);
+    let printed = format!("{}{}", done.stdout, done.stderr);
+    assert_no_line_starts_a_quick_action("what lockpick run printed", &printed);
+    let shrink = done
+        .stdout
+        .lines()
+        .find_map(|l| l.find("lockpick shrink").map(|i| &l[i..]))
+        .unwrap_or_else(|| panic!("no shrink command in {}", done.stdout));
+    let words = words_in_bash(dir, shrink);
+    assert_eq!(words.len(), 3, "{shrink}: {words:?}");
+    assert!(
+        words[2].starts_with(&dir.join(&store).display().to_string()),
+        "{words:?}"
+    );
+    assert!(
+        Path::new(&words[2]).join("history.jsonl").is_file(),
+        "{words:?}"
+    );
+    assert!(!dir.join("pwned").exists());
+    assert_inert_markdown(
+        "the run's step summary",
+        &std::fs::read_to_string(&step).unwrap(),
+    );
+}

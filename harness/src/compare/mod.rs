@@ -259,7 +259,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         summary_md::publish(&dir, &summary)?;
         crate::say!(
             "\nsummary with the shrinks: {}",
-            dir.join(summary_md::SUMMARY).display()
+            crate::text::terminal::field(&dir.join(summary_md::SUMMARY).display().to_string())
         );
     }
     if let Some(to) = &args.report_to {
