@@ -13,7 +13,7 @@ use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
 use lockpick::report::summary;
 use lockpick::text::stdout;
-use lockpick::text::terminal::neutral;
+use lockpick::text::terminal::{field, neutral};
 use lockpick::{
     bench, clean, client, compare, protocol_check, report, resource, run, say, shrink, store, tell,
 };
@@ -36,10 +36,12 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(|| dispatch(cli)) {
         Ok(Ok(code)) => ExitCode::from(code),
         Ok(Err(e)) if e.downcast_ref::<BadInput>().is_some() => {
-            tell!("lockpick: {}", neutral(&e.to_string()));
+            // One line, whatever the input it quotes holds (a folder named with a line break).
+            tell!("lockpick: {}", field(&e.to_string()));
             ExitCode::from(EXIT_BAD_INPUT)
         }
         Ok(Err(e)) => {
+            // Several lines where it quotes a server's last log lines.
             tell!("lockpick: error: {}", neutral(&format!("{e:#}")));
             ExitCode::from(EXIT_CRASH)
         }
@@ -56,7 +58,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let interrupt = interrupt_on_signals()?;
             let finished = run::run(&config, interrupt)?;
             stdout::print(&neutral(&summary::render(&finished.results)));
-            say!("  store: {}", finished.dir.display());
+            let dir = finished.dir.display().to_string();
+            say!("  store: {}", field(&dir));
             if finished.results.valid == lockpick_checkers::Validity::Invalid {
                 say!(
                     "  smallest failing schedule: {}",

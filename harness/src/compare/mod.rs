@@ -169,7 +169,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
                         crate::tell!(
                             "[{}/{total}] {}{which}: {} (expected {}: {}{decided})",
                             ran.count() + 1,
-                            planned.name,
+                            crate::text::terminal::field(&planned.name.to_string()),
                             figures.verdict,
                             planned.expected.words(),
                             match &judged.judgement {
@@ -269,7 +269,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         summary_md::publish(&dir, &summary)?;
         crate::say!(
             "\nsummary with the shrinks: {}",
-            dir.join(summary_md::SUMMARY).display()
+            crate::text::terminal::field(&dir.join(summary_md::SUMMARY).display().to_string())
         );
     }
     if let Some(to) = &args.report_to {

@@ -112,7 +112,8 @@ pub fn table_markdown(cells: &[Cell], seed: u64, gate: &str) -> String {
     out
 }
 
-/// `target` as seen from the folder `from` (both under the same store).
+/// `target` as seen from the folder `from` (both under the same store), as a link that stays a
+/// path whatever the folders are named.
 pub fn relative(from: &Path, target: &Path) -> String {
     let from: Vec<_> = from.components().collect();
     let to: Vec<_> = target.components().collect();
@@ -124,5 +125,5 @@ pub fn relative(from: &Path, target: &Path) -> String {
     for c in &to[common..] {
         path.push(c);
     }
-    path.display().to_string()
+    crate::text::html::relative_href(path.display().to_string())
 }

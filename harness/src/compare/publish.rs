@@ -14,6 +14,9 @@ use super::{junit, page, summary};
 use crate::report;
 use crate::report::links::Links;
 use crate::report::summary_md;
+use crate::text::markdown;
+use crate::text::shell;
+use crate::text::terminal::field;
 
 /// What a comparison's outputs say besides its cells.
 pub struct Comparison<'a> {
@@ -46,7 +49,7 @@ pub fn exit_code(cells: &[Cell], interrupted: bool) -> u8 {
     }
 }
 
-/// The lines every output adds below its cells.
+/// The lines every output adds below its cells: plain text (each output escapes them).
 fn notes(c: &Comparison, cells: &[Cell]) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(matrix) = c.from_matrix {
@@ -62,7 +65,7 @@ fn notes(c: &Comparison, cells: &[Cell]) -> Vec<String> {
     }
     if let Some(part) = c.shard {
         notes.push(format!(
-            "Shard {}/{}: {} of the matrix's {} cells (`lockpick merge` joins the shards).",
+            "Shard {}/{}: {} of the matrix's {} cells (lockpick merge joins the shards).",
             part.k,
             part.n,
             part.results.len(),
@@ -127,7 +130,7 @@ pub fn write(
     let gate = Tally::of(cells).gate(c.interrupted);
     let mut table = outputs::table_markdown(cells, seed, &gate);
     for note in &notes {
-        table.push_str(&format!("\n{note}\n"));
+        table.push_str(&format!("\n{}\n", markdown::escape(note)));
     }
     crate::files::safe_write::replace(&dir.join(TABLE), &table)?;
     let page = page::render(cells, seed, dir, &notes, c.interrupted);
@@ -156,28 +159,36 @@ pub fn write(
         crate::files::safe_write::replace(&dir.join(summary_md::SUMMARY), summary)?;
     }
     report::write_index(c.store)?;
+    // The table is markdown-escaped already (one line per cell, no control characters).
     crate::text::stdout::print(&table);
+    // Names, reasons and folders (from a matrix, a history, a shard's compare.json) are shown
+    // each on its own line; commands are quoted to run exactly their words when pasted.
     for c in cells {
+        let name = field(&c.name.to_string());
         match &c.judgement {
-            Judgement::Broken(why) => crate::say!("NOT AS EXPECTED: {}: {why}", c.name),
-            Judgement::Unproven(why) => crate::say!("UNPROVEN: {}: {why}", c.name),
+            Judgement::Broken(why) => crate::say!("NOT AS EXPECTED: {name}: {}", field(why)),
+            Judgement::Unproven(why) => crate::say!("UNPROVEN: {name}: {}", field(why)),
             _ => {}
         }
         let broken = matches!(c.judgement, Judgement::Broken(_));
         if let Some(f) = c.figures().filter(|f| broken && f.command.len() >= 2) {
             let schedule = f.dir.join(crate::store::SCHEDULE).display().to_string();
             let command = crate::shrink::reproduce_command(&f.command, &schedule);
-            println!("reproduce {}: {}", c.name, shell_words::join(&command));
+            crate::say!("reproduce {name}: {}", shell::command(&command));
         }
         if let Some(f) = (c.figures()).filter(|f| f.verdict == lockpick_checkers::Validity::Invalid)
         {
-            println!(
-                "smallest failing schedule of {}: lockpick shrink {}",
-                c.name,
-                f.dir.display()
+            let shrink = [
+                "lockpick".to_string(),
+                "shrink".to_string(),
+                f.dir.display().to_string(),
+            ];
+            crate::say!(
+                "smallest failing schedule of {name}: {}",
+                shell::command(&shrink)
             );
         }
     }
-    crate::say!("\nwritten to {}", dir.display());
+    crate::say!("\nwritten to {}", field(&dir.display().to_string()));
     Ok(())
 }

@@ -75,13 +75,13 @@ pub fn failed(to: &Path, matrix: Option<&Path>, error: &anyhow::Error) -> Result
     let message = format!("{error:#}");
     std::fs::create_dir_all(to).with_context(|| format!("--report-to {}", to.display()))?;
     let what = matrix.map_or("the flags".to_string(), |m| m.display().to_string());
-    // A fence longer than any run of backticks in the message keeps it one code block.
-    let longest = message.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
+    // The message quotes the input: one line in its fence, whatever that holds.
     let summary = format!(
         "## lockpick compare: gate not run: {kind} (exit {code})\n\n\
-         The comparison stopped before any cell ran ({what}):\n\n{fence}\n{message}\n{fence}\n\n\
+         The comparison stopped before any cell ran ({}):\n\n{}\n\n\
          Nothing was judged. {}\n",
+        crate::text::markdown::escape(&what),
+        crate::text::markdown::fenced(&message),
         if bad_input {
             "Fix the matrix or the flags: `lockpick compare --matrix <file> --check` checks \
              them without running anything."

@@ -18,6 +18,8 @@ use super::plan::Plan;
 use crate::cli::{CompareArgs, ViolationKind};
 use crate::run::LeftBehind;
 use crate::shrink::{self, Budget, Request, Shrunk};
+use crate::text::shell;
+use crate::text::terminal::field;
 
 /// The shrinks' settings, checked before any cell runs.
 pub struct Settings {
@@ -102,7 +104,10 @@ pub fn shrink_broken(
                 settings.budget.time.as_secs()
             ))
         } else {
-            crate::tell!("lockpick compare: shrinking {}", cell.name);
+            crate::tell!(
+                "lockpick compare: shrinking {}",
+                field(&cell.name.to_string())
+            );
             let run: PathBuf = std::path::absolute(&figures.dir).unwrap_or(figures.dir.clone());
             let request = Request {
                 run: &run,
@@ -132,23 +137,23 @@ pub fn shrink_broken(
 /// The terminal's lines about the shrinks, after the table.
 pub fn tell(shrinks: &[CellShrink]) {
     for s in shrinks {
+        let name = field(&s.name.to_string());
         match &s.outcome {
             Ok(shrunk) => {
-                println!(
-                    "shrunk {}: {} -> {}, {}in {} runs, {:.0} s; replay: {}",
-                    s.name,
+                crate::say!(
+                    "shrunk {name}: {} -> {}, {}in {} runs, {:.0} s; replay: {}",
                     shrunk.from,
                     shrunk.to,
                     confirmed_words(shrunk),
                     shrunk.runs,
                     shrunk.seconds,
-                    shell_words::join(&shrunk.command)
+                    shell::command(&shrunk.command)
                 );
                 if let Some(why) = &shrunk.stopped {
-                    println!("  (the shrink stopped early: {why})");
+                    crate::say!("  (the shrink stopped early: {})", field(why));
                 }
             }
-            Err(why) => println!("not shrunk {}: {why}", s.name),
+            Err(why) => crate::say!("not shrunk {name}: {}", field(why)),
         }
     }
 }

@@ -20,6 +20,8 @@ use crate::report;
 use crate::report::counts::FIGURES;
 use crate::report::links::Links;
 use crate::report::summary_md::Counts;
+use crate::text::markdown::{code, escape};
+use crate::text::shell;
 
 /// The most characters a summary has.
 pub const LIMIT: usize = 60_000;
@@ -48,11 +50,6 @@ fn mark(c: &Cell) -> String {
         State::NotApplicable => "➖ n/a".to_string(),
         State::NotRun => "⏸ not run".to_string(),
     }
-}
-
-/// Text fit for a table cell or a list item on one line.
-fn one_line(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 impl Summary<'_> {
@@ -88,7 +85,7 @@ impl Summary<'_> {
             counts.line()
         );
         for note in self.notes {
-            let _ = writeln!(out, "\n{}", one_line(note));
+            let _ = writeln!(out, "\n{}", escape(note));
         }
         let mut left_out: Vec<String> = Vec::new();
         for (state, heading) in [
@@ -151,8 +148,8 @@ impl Summary<'_> {
         let evidence = c.evidence_short.as_deref().unwrap_or("");
         let mut item = format!(
             "- **{}**: {}",
-            one_line(&c.name.to_string()),
-            one_line(evidence)
+            escape(&c.name.to_string()),
+            escape(evidence)
         );
         if let Some(link) = self.report_link(c) {
             let _ = write!(item, " ([report]({link}))");
@@ -162,8 +159,8 @@ impl Summary<'_> {
             let _ = writeln!(
                 item,
                 "  - expected {} because: {}",
-                one_line(&c.expected),
-                one_line(why)
+                escape(&c.expected),
+                escape(why)
             );
         }
         if c.state() == State::Broken {
@@ -188,12 +185,8 @@ impl Summary<'_> {
         let name = path
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().to_string());
-        let link = (self.links.to(path)).map_or(String::new(), |l| {
-            format!(
-                " ([{}]({l}))",
-                one_line(&crate::text::markdown::escape(&name))
-            )
-        });
+        let link =
+            (self.links.to(path)).map_or(String::new(), |l| format!(" ([{}]({l}))", escape(&name)));
         (within, link)
     }
 
@@ -203,14 +196,13 @@ impl Summary<'_> {
         let Some(f) = c.figures() else {
             return;
         };
-        let code = crate::text::markdown::code;
         if f.command.len() >= 2 {
             let (schedule, link) = self.file(&f.dir.join(crate::store::SCHEDULE));
             let command = crate::shrink::reproduce_command(&f.command, &schedule);
             let _ = writeln!(
                 item,
                 "  - reproduce with {}{link}",
-                code(&shell_words::join(&command))
+                code(&shell::command(&command))
             );
         }
         let shrink = self.shrinks.iter().find(|s| s.name == c.name);
@@ -220,7 +212,7 @@ impl Summary<'_> {
                 "shrink".to_string(),
                 self.place(&f.dir),
             ];
-            let _ = writeln!(item, "  - shrink with {}", code(&shell_words::join(&words)));
+            let _ = writeln!(item, "  - shrink with {}", code(&shell::command(&words)));
         }
         match shrink.map(|s| &s.outcome) {
             Some(Ok(shrunk)) => {
@@ -245,17 +237,13 @@ impl Summary<'_> {
                     shrunk.seconds,
                     shrunk.stopped.as_ref().map_or(String::new(), |why| format!(
                         " (stopped early: {})",
-                        one_line(&crate::text::markdown::escape(why))
+                        escape(why)
                     )),
-                    code(&shell_words::join(&command))
+                    code(&shell::command(&command))
                 );
             }
             Some(Err(why)) => {
-                let _ = writeln!(
-                    item,
-                    "  - not shrunk: {}",
-                    one_line(&crate::text::markdown::escape(why))
-                );
+                let _ = writeln!(item, "  - not shrunk: {}", escape(why));
             }
             None => {}
         }
@@ -279,10 +267,11 @@ impl Summary<'_> {
             "\n### The grid\n\n✅ held (as expected, whatever the verdict: a known-unsafe cell \
              that showed its violation held) · ❌ broken · ❔ not proven · ➖ n/a\n\n",
         );
-        let _ = writeln!(out, "| lock (fencing) | {} |", nemeses.join(" | "));
+        let columns: Vec<String> = nemeses.iter().map(|n| escape(n)).collect();
+        let _ = writeln!(out, "| lock (fencing) | {} |", columns.join(" | "));
         let _ = writeln!(out, "|---|{}", "---|".repeat(nemeses.len()));
         for (lock, fencing) in rows {
-            let _ = write!(out, "| {} ({fencing}) |", one_line(lock));
+            let _ = write!(out, "| {} ({}) |", escape(lock), escape(fencing));
             for nemesis in &nemeses {
                 let cell = self.cells.iter().find(|c| {
                     c.name.lock == lock && c.name.fencing == fencing && c.name.nemesis == *nemesis
@@ -331,11 +320,11 @@ impl Summary<'_> {
             let counts: Vec<String> = k.figures().map(|(_, n)| n.to_string()).collect();
             let row = format!(
                 "| {} | {} | {} | {} | {} | {} |\n",
-                one_line(&name),
+                escape(&name),
                 c.state().words(),
-                one_line(&verdict),
-                one_line(&c.expected),
-                one_line(c.why_expected.as_deref().unwrap_or("-")),
+                escape(&verdict),
+                escape(&c.expected),
+                escape(c.why_expected.as_deref().unwrap_or("-")),
                 counts.join(" | ")
             );
             if out.len() + row.len() + closing.len() > LIMIT - RESERVE {
@@ -363,8 +352,8 @@ impl Summary<'_> {
             None => {
                 let _ = write!(
                     out,
-                    "\nThe grid with every report: `{}` in the store",
-                    self.links.path_in_store(&page)
+                    "\nThe grid with every report: {} in the store",
+                    code(&self.links.path_in_store(&page))
                 );
                 match &self.links.elsewhere {
                     Some(run) => {

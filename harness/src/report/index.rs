@@ -195,7 +195,10 @@ fn choice(key: &str, label: &str, values: &BTreeSet<&str>) -> Markup {
 /// The index page of `store`, listing `runs` and `compares`, with links relative to the store.
 pub fn render(store: &Path, runs: &[StoredRun], compares: &[StoredCompare]) -> String {
     let values = |f: fn(&StoredRun) -> &str| runs.iter().map(f).collect::<BTreeSet<&str>>();
-    let link = |dir: &Path, file: &str| dir.strip_prefix(store).unwrap_or(dir).join(file);
+    let link = |dir: &Path, file: &str| {
+        let path = dir.strip_prefix(store).unwrap_or(dir).join(file);
+        crate::text::html::relative_href(path.display().to_string())
+    };
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -222,7 +225,7 @@ pub fn render(store: &Path, runs: &[StoredRun], compares: &[StoredCompare]) -> S
                         tr data-lock=(run.lock) data-nemesis=(run.nemesis)
                             data-fencing=(run.fencing) data-verdict=(run.verdict) {
                             td { (run.stamp) }
-                            td { a href=(link(&run.dir, REPORT).display()) { (run.name) } }
+                            td { a href=(link(&run.dir, REPORT)) { (run.name) } }
                             td { (run.lock) } td { (run.nemesis) } td { (run.fencing) }
                             td { (run.seed.map_or("-".to_string(), |s| s.to_string())) }
                             td class=(run.verdict) { (run.verdict) }
@@ -240,7 +243,7 @@ pub fn render(store: &Path, runs: &[StoredRun], compares: &[StoredCompare]) -> S
                         }
                         @for c in compares {
                             tr {
-                                td { a href=(link(&c.dir, crate::store::COMPARE_GRID).display()) { (c.stamp) } }
+                                td { a href=(link(&c.dir, crate::store::COMPARE_GRID)) { (c.stamp) } }
                                 td { (c.seed.map_or("-".to_string(), |s| s.to_string())) }
                                 td { (c.matrix.as_deref().unwrap_or("-")) }
                                 @for n in c.verdicts { td { (n) } }

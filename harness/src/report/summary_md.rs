@@ -14,6 +14,7 @@ use anyhow::{Context, Result};
 use lockpick_checkers::{Results, Validity};
 
 use crate::config::RunConfig;
+use crate::text::markdown::escape;
 
 pub use crate::report::counts::Counts;
 use crate::report::counts::FIGURES;
@@ -78,26 +79,33 @@ fn gate_mark(gate: &Gate) -> &'static str {
 /// Foreign text, cut to its first `STORY_CHARS` characters and escaped as markdown text.
 fn shorten(text: &str) -> String {
     if text.chars().count() <= STORY_CHARS {
-        return crate::text::markdown::escape(text);
+        return escape(text);
     }
     let cut: String = text.chars().take(STORY_CHARS).collect();
-    format!("{}…", crate::text::markdown::escape(&cut))
+    format!("{}…", escape(&cut))
 }
 
+/// The cell's lock, nemesis and fencing (names from a matrix or a flag), escaped.
 fn cell_name(c: &SummaryCell) -> String {
-    format!("{} × {} (fencing {})", c.lock, c.nemesis, c.fencing)
+    format!(
+        "{} × {} (fencing {})",
+        escape(&c.lock),
+        escape(&c.nemesis),
+        escape(&c.fencing)
+    )
 }
 
-/// The summary's markdown: `title`, the grid, totals, the first violation, then `notes`.
+/// The summary's markdown: `title`, the grid, totals, the first violation, then `notes`, which
+/// are plain text (escaped here).
 pub fn render(title: &str, cells: &[SummaryCell], notes: &[String]) -> String {
-    let mut out = format!("## {title}\n\n");
+    let mut out = format!("## {}\n\n", escape(title));
     let nemeses: Vec<&str> = unique(cells.iter().map(|c| c.nemesis.as_str()));
     let fencings: BTreeSet<&str> = cells.iter().map(|c| c.fencing.as_str()).collect();
     let row_of = |c: &SummaryCell| {
         if fencings.len() > 1 {
-            format!("{} (fencing {})", c.lock, c.fencing)
+            format!("{} (fencing {})", escape(&c.lock), escape(&c.fencing))
         } else {
-            c.lock.clone()
+            escape(&c.lock)
         }
     };
     let rows: Vec<String> = unique(
@@ -112,10 +120,11 @@ pub fn render(title: &str, cells: &[SummaryCell], notes: &[String]) -> String {
     .map(str::to_string)
     .collect();
     let only_fencing = match fencings.iter().next() {
-        Some(f) if fencings.len() == 1 => format!(" (fencing {f})"),
+        Some(f) if fencings.len() == 1 => format!(" (fencing {})", escape(f)),
         _ => String::new(),
     };
-    let _ = writeln!(out, "| lock{only_fencing} | {} |", nemeses.join(" | "));
+    let columns: Vec<String> = nemeses.iter().map(|n| escape(n)).collect();
+    let _ = writeln!(out, "| lock{only_fencing} | {} |", columns.join(" | "));
     let _ = writeln!(out, "|---|{}", "---|".repeat(nemeses.len()));
     for row in &rows {
         let _ = write!(out, "| {row} |");
@@ -140,7 +149,7 @@ pub fn render(title: &str, cells: &[SummaryCell], notes: &[String]) -> String {
     totals(&mut out, cells);
     first_violation(&mut out, cells);
     for note in notes {
-        let _ = writeln!(out, "\n{note}");
+        let _ = writeln!(out, "\n{}", escape(note));
     }
     details(&mut out, cells);
     out
@@ -228,7 +237,7 @@ fn first_violation(out: &mut String, cells: &[SummaryCell]) {
     } else if let Some(c) = cells.iter().find(|c| c.verdict == Some(Validity::Invalid)) {
         let story = c.story.as_deref().map_or(String::new(), |s| {
             // Already shortened to its first step, cause and violation: not cut further.
-            format!(": {}", s.replace('|', "\\|").replace('\n', " "))
+            format!(": {}", escape(s))
         });
         let _ = writeln!(
             out,
@@ -254,10 +263,9 @@ fn details(out: &mut String, cells: &[SummaryCell]) {
             (Some(reason), None) => format!("n/a: {}", shorten(reason)),
             _ => shown(c),
         };
-        let expected = c
-            .expected
-            .as_ref()
-            .map_or("-".to_string(), |(e, g)| format!("{e} ({})", gate_mark(g)));
+        let expected = c.expected.as_ref().map_or("-".to_string(), |(e, g)| {
+            format!("{} ({})", escape(e), gate_mark(g))
+        });
         let report = c
             .report
             .as_ref()

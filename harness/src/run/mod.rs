@@ -130,7 +130,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         config.seed,
         config.time_limit,
         prefix.name,
-        dir.display()
+        crate::text::terminal::field(&dir.display().to_string())
     );
 
     let mut workload = setup::setup(config, &prefix, &dir)?;

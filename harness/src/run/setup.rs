@@ -82,7 +82,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     })?;
     crate::tell!(
         "lockpick: {} ready on {} node(s) in {:.2} s",
-        config.lock.label(),
+        crate::text::terminal::field(config.lock.label()),
         servers.len(),
         started.elapsed().as_secs_f64()
     );

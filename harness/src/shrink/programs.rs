@@ -127,7 +127,7 @@ pub fn shrink_command(dir: &std::path::Path, args: &RunArgs) -> String {
     for program in programs_of(args) {
         words.extend([program.flag.to_string(), program.value]);
     }
-    shell_words::join(words)
+    crate::text::shell::command(&words)
 }
 
 #[cfg(test)]

@@ -74,3 +74,23 @@ fn a_summary_is_appended_to_the_step_summary_file() {
         "## hello"
     );
 }
+
+#[test]
+fn a_runs_hostile_lock_name_story_and_notes_stay_text_in_its_summary() {
+    let hostile = "exec:redis:./c '<img src=x onerror=alert(1)> @everyone </details>\n/approve'";
+    let mut invalid = cell(hostile, "none\n/merge", Some(Validity::Invalid), Gate::Met);
+    invalid.expected = None;
+    // A run links its report only through `Links`, which percent-encodes the path.
+    invalid.report = None;
+    invalid.story = Some("client 1 said <b>@octocat</b>\n/approve #12".to_string());
+    let notes = ["Not proven: a program said\n/approve https://evil.example".to_string()];
+    let md = render(&format!("lockpick run {hostile}"), &[invalid], &notes);
+    for line in md.lines() {
+        assert!(!line.starts_with('/'), "{line:?} in\n{md}");
+    }
+    for raw in ["<img", "<b>", "@everyone", "@octocat", "https://", "#12"] {
+        assert!(!md.contains(raw), "{raw} in\n{md}");
+    }
+    assert_eq!(md.matches("</details>").count(), 1, "{md}");
+    assert!(md.contains("&lt;img src=x onerror=alert(1)&gt;"), "{md}");
+}
