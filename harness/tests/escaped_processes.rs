@@ -169,7 +169,7 @@ fn a_grandchild_that_left_the_runs_cgroup_and_network_ends_with_the_run_which_na
 }
 
 #[test]
-fn a_killed_controller_takes_the_escaped_grandchild_with_it_and_clean_leaves_nothing() {
+fn a_killed_controller_takes_the_escaped_grandchild_with_it_before_clean_removes_the_rest() {
     let scratch = tempfile::tempdir().unwrap();
     let store = tempfile::tempdir().unwrap();
     let lock = exec_lock(scratch.path());
@@ -192,11 +192,14 @@ fn a_killed_controller_takes_the_escaped_grandchild_with_it_and_clean_leaves_not
 
     kill(run.pid(), Signal::SIGKILL).unwrap();
     run.wait();
+    // The namespace's init dies with the controller, and the kernel ends the namespace: before
+    // any `clean`. SIGKILL ends a process when it next runs: on a busy machine, not at once.
+    wait_for(
+        "the escapee's end with the controller",
+        Duration::from_secs(30),
+        || !escapee.alive(),
+    );
     let prefix = run.prefix.clone().unwrap();
     common::clean_prefix(lockpick(), &prefix);
     common::assert_prefix_gone(&prefix);
-    // SIGKILL ends a process when it next runs: on a busy machine, not at once.
-    wait_for("the escapee's end", Duration::from_secs(30), || {
-        !escapee.alive()
-    });
 }
