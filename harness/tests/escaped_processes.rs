@@ -184,9 +184,14 @@ fn a_killed_controller_takes_the_escaped_grandchild_with_it_before_clean_removes
         "2",
     ]);
     let mut run: Background = common::start_in(command, store.path());
-    let escapee = Escapee::recorded_in(scratch.path());
+    // The prefix first: the guard cleans the run by it whatever fails later.
+    let history = store.path().join("latest/history.jsonl");
+    wait_for("the run's setup line", Duration::from_secs(120), || {
+        std::fs::read_to_string(&history).is_ok_and(|h| h.contains('\n'))
+    });
     let dir: PathBuf = store.path().join("latest").canonicalize().unwrap();
     run.prefix = Some(common::run_identity(&dir).0);
+    let escapee = Escapee::recorded_in(scratch.path());
     escapee.assert_escaped();
     assert!(escapee.alive(), "the escapee did not start");
 
