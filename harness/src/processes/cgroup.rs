@@ -60,6 +60,12 @@ impl RunCgroup {
         kill_and_remove(&self.path, deadline)
     }
 
+    /// Whether `pid` is in the cgroup now.
+    pub fn holds(&self, pid: nix::unistd::Pid) -> bool {
+        std::fs::read_to_string(self.path.join("cgroup.procs"))
+            .is_ok_and(|procs| procs.split_whitespace().any(|p| p == pid.to_string()))
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -266,12 +266,13 @@ impl Runtime for DockerRuntime {
             .add_node_in(name, |ns| ip(&["netns", "attach", ns, &pid]))
     }
 
+    /// The harness's programs as the netns runtime starts them (in the run's PID namespace),
+    /// with the container's network; the servers from the container's own system.
     fn spawn(&self, node: &Node, spec: &ProcessSpec) -> Result<Box<dyn NodeProcess>> {
-        let command = match spec.programs {
-            Programs::Harness => self.net.command(node, &spec.program)?,
-            Programs::Node => self.server_command(node, &spec.program)?,
-        };
-        spawn_here(command, spec)
+        match spec.programs {
+            Programs::Harness => self.net.spawn(node, spec),
+            Programs::Node => spawn_here(self.server_command(node, &spec.program)?, spec),
+        }
     }
 
     fn command(&self, node: &Node, program: &Path) -> Result<Command> {

@@ -17,10 +17,11 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use super::leftovers::{Leftover, Removal};
-use super::process_spec::{spawn_here, ProcessSpec};
+use super::process_spec::{spawn_here, ProcessSpec, Programs};
 use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
 use crate::processes::cgroup::{self, RunCgroup};
 use crate::processes::node_process::NodeProcess;
+use crate::processes::pid_namespace::{self, RunPidNamespace};
 
 /// The catalogue entry: `--runtime netns`.
 pub struct Netns;
@@ -101,6 +102,9 @@ pub struct NetnsRuntime {
     nodes: Vec<Node>,
     /// Where every process it starts goes, so that none outlives the run.
     cgroup: Option<RunCgroup>,
+    /// Where the harness's own programs and whatever they start live: none can leave it, not
+    /// even for another cgroup (see `pid_namespace`).
+    pid_namespace: Option<RunPidNamespace>,
     /// How long teardown waits, in all, for the run's killed processes to be gone.
     teardown_wait: Duration,
 }
@@ -109,13 +113,16 @@ impl NetnsRuntime {
     /// Creates the run's switch: a namespace holding only the bridge.
     pub fn create(prefix: &str, subnet: [u8; 3]) -> Result<NetnsRuntime> {
         let switch = format!("{prefix}-switch");
+        let cgroup = RunCgroup::create(prefix)?;
+        let pid_namespace = RunPidNamespace::create(cgroup.as_ref().map(RunCgroup::procs))?;
         let mut runtime = NetnsRuntime {
             prefix: prefix.to_string(),
             subnet,
             switch: switch.clone(),
             namespaces: Vec::new(),
             nodes: Vec::new(),
-            cgroup: RunCgroup::create(prefix)?,
+            cgroup,
+            pid_namespace: Some(pid_namespace),
             teardown_wait: cgroup::TEARDOWN_WAIT,
         };
         crate::run_prefix::record_made(prefix, &format!("namespace {switch}"))?;
@@ -139,9 +146,14 @@ impl Runtime for NetnsRuntime {
         self.add_node_in(name, |ns| ip(&["netns", "add", ns]))
     }
 
-    /// The harness's and the node's programs are both the host's here.
+    /// The harness's and the node's programs are both the host's here; the harness's go into
+    /// the run's PID namespace.
     fn spawn(&self, node: &Node, spec: &ProcessSpec) -> Result<Box<dyn NodeProcess>> {
-        spawn_here(self.command(node, &spec.program)?, spec)
+        let command = self.command(node, &spec.program)?;
+        match (&self.pid_namespace, spec.programs) {
+            (Some(pids), Programs::Harness) => pids.spawn_inside(|| spawn_here(command, spec)),
+            _ => spawn_here(command, spec),
+        }
     }
 
     fn command(&self, node: &Node, program: &Path) -> Result<Command> {
@@ -180,8 +192,25 @@ impl Runtime for NetnsRuntime {
         // One deadline for all of it: a process that outlives it is reported, not waited for
         // again at every later step.
         let deadline = Instant::now() + self.teardown_wait;
-        // Every descendant at once, wherever it went; then the namespaces, which should be
-        // empty by now (and are all there is on a machine without a cgroup of ours).
+        // Every descendant at once, wherever it went: what is still in the PID namespace has
+        // outlived its client (which is stopped by now); what has also left the run's cgroup
+        // is told, since only the namespace ends it. Then the cgroup, then the network
+        // namespaces, which should be empty by now (and are all there is on a machine without a
+        // cgroup of ours).
+        if let Some(mut pids) = self.pid_namespace.take() {
+            let escaped = self.outside_cgroup(pids.members());
+            if !escaped.is_empty() {
+                crate::tell!(
+                    "lockpick: teardown: ending {} process(es) the run's clients started that \
+                     had left the run's cgroup (the run's PID namespace holds them): {}",
+                    escaped.len(),
+                    pid_namespace::describe(&escaped).join(", ")
+                );
+            }
+            if let Err(e) = pids.end(deadline) {
+                problems.push(format!("{e:#}"));
+            }
+        }
         if let Some(mut cgroup) = self.cgroup.take() {
             if let Err(e) = cgroup.remove(deadline) {
                 problems.push(format!("{e:#}"));
@@ -205,6 +234,14 @@ impl NetnsRuntime {
     pub fn with_teardown_wait(mut self, wait: Duration) -> NetnsRuntime {
         self.teardown_wait = wait;
         self
+    }
+
+    /// Those of `pids` that are not in the run's cgroup (all of them on a machine without it).
+    fn outside_cgroup(&self, pids: Vec<Pid>) -> Vec<Pid> {
+        match &self.cgroup {
+            Some(cgroup) => pids.into_iter().filter(|&p| !cgroup.holds(p)).collect(),
+            None => pids,
+        }
     }
 
     /// The run's cgroup, for a command to enter between fork and exec.
