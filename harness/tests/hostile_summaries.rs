@@ -138,14 +138,15 @@ fn assert_inert_markdown(what: &str, markdown: &str) -> Vec<String> {
     spans
 }
 
-/// Every `lockpick shrink` and `lockpick run` command in `spans` (relative to `store`) or in
+/// Every `lockpick shrink` and `lockpick run` command in `spans` (relative to `folder`, the
+/// comparison folder whose summary holds them) or in
 /// `printed` (whole lines) reads back in bash as the words that name real folders and files.
-fn assert_commands_paste_exactly(dir: &Path, store: &Path, spans: &[String], printed: &str) {
+fn assert_commands_paste_exactly(dir: &Path, folder: &Path, spans: &[String], printed: &str) {
     let mut checked = 0;
     let from_printed = printed
         .lines()
         .filter_map(|l| l.find("lockpick ").map(|i| &l[i..]));
-    let lines: Vec<(&Path, &str)> = (spans.iter().map(|s| (store, s.as_str())))
+    let lines: Vec<(&Path, &str)> = (spans.iter().map(|s| (folder, s.as_str())))
         .chain(from_printed.map(|l| (dir, l)))
         .filter(|(_, l)| l.starts_with("lockpick shrink") || l.starts_with("lockpick run"))
         .collect();
@@ -251,7 +252,6 @@ fn hostile_names_and_reasons_show_in_every_output_and_act_in_none() {
     printed.push_str(&merged.stderr);
     assert_no_line_starts_a_quick_action("what lockpick printed", &printed);
 
-    let store_dir = dir.join(&store);
     let compared = only_compare_folder(&dir.join(&merged_store));
     let summary = read(&compared, "summary.md");
     assert!(
@@ -259,7 +259,7 @@ fn hostile_names_and_reasons_show_in_every_output_and_act_in_none() {
         "{summary}"
     );
     let spans = assert_inert_markdown("summary.md", &summary);
-    assert_commands_paste_exactly(dir, &store_dir, &spans, &merged.stdout);
+    assert_commands_paste_exactly(dir, &compared, &spans, &merged.stdout);
     assert_inert_markdown("compare.md", &read(&compared, "compare.md"));
     let stepped = std::fs::read_to_string(&step).unwrap();
     assert_eq!(
