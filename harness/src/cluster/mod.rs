@@ -132,6 +132,14 @@ impl Cluster {
         self.endpoints.keys()
     }
 
+    /// Which server leads the others now, as the service says (see [`LockService::leader`]).
+    pub fn leader(&self) -> Option<crate::service::Leadership> {
+        let servers: Vec<Node> = (self.endpoints.keys())
+            .filter_map(|name| self.nodes.get(name).cloned())
+            .collect();
+        self.service.leader(self.runtime.as_ref(), &servers)
+    }
+
     pub fn children(&mut self) -> &mut Children {
         &mut self.children
     }

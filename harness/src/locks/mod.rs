@@ -103,6 +103,8 @@ pub struct Capabilities {
     pub names_granting_servers: Support,
     /// Whether its client reasons with its own clock (so skewing that clock matters).
     pub client_clock: Support,
+    /// Whether one of its servers leads the others: its service entry's `leader`.
+    pub leader: Support,
 }
 
 /// One lock in the catalogue. Contract: `service` returns a fresh, unstarted service each time;

@@ -31,6 +31,7 @@ impl Lock for PostgresAdvisory {
             servers: 1,
             token: "none",
             server_clock: SERVICE.server_clock,
+            leader: SERVICE.leader,
             names_granting_servers: Support::Yes,
             client_clock: Support::No(
                 "an advisory lock does not reason with the client's clock; skewing it would do \

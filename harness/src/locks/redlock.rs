@@ -30,6 +30,7 @@ impl Lock for Redlock {
             servers: 5,
             token: "none",
             server_clock: crate::service::redis::SERVICE.server_clock,
+            leader: crate::service::redis::SERVICE.leader,
             names_granting_servers: Support::Yes,
             client_clock: Support::Yes,
         }

@@ -29,6 +29,7 @@ impl Lock for Rslock {
             servers: 5,
             token: "none",
             server_clock: crate::service::redis::SERVICE.server_clock,
+            leader: crate::service::redis::SERVICE.leader,
             names_granting_servers: Support::No(
                 "the rslock crate does not say which servers granted its lock",
             ),

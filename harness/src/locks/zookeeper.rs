@@ -30,6 +30,7 @@ impl Lock for Zookeeper {
             servers: 3,
             token: "the lock node's sequence number",
             server_clock: crate::service::zookeeper::SERVICE.server_clock,
+            leader: crate::service::zookeeper::SERVICE.leader,
             names_granting_servers: Support::No(
                 "a ZooKeeper lock is granted by the ensemble as a whole, not by servers the \
                  client can name",

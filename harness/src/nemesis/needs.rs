@@ -22,6 +22,9 @@ pub struct Needs {
     pub resource_links: bool,
     /// It holds a client's traffic to the servers: a delay proxy on each of those links.
     pub server_links: bool,
+    /// It aims at the server that leads the others, as the service names it when the fault
+    /// opens.
+    pub leader: bool,
 }
 
 impl Needs {
@@ -42,6 +45,7 @@ impl Needs {
         unsupported(self.server_clock, lock.server_clock)
             .or_else(|| unsupported(self.granting_servers, lock.names_granting_servers))
             .or_else(|| unsupported(self.client_clock, lock.client_clock))
+            .or_else(|| unsupported(self.leader, lock.leader))
     }
 
     /// The needs of several nemeses at once.
@@ -57,6 +61,7 @@ impl Needs {
             firewall: self.firewall || other.firewall,
             resource_links: self.resource_links || other.resource_links,
             server_links: self.server_links || other.server_links,
+            leader: self.leader || other.leader,
         }
     }
 }
@@ -72,6 +77,7 @@ mod tests {
             server_clock: Support::No("no clock here"),
             names_granting_servers: Support::Yes,
             client_clock: Support::Yes,
+            leader: Support::No("no server leads here"),
         }
     }
 

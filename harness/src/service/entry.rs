@@ -31,6 +31,9 @@ pub struct ServiceEntry {
     pub server_clock: Support,
     /// How they are moved, when they can be.
     pub clock_mover: ClockMover,
+    /// Whether one of its servers leads the others (and why not): the leader nemeses
+    /// (`kill-leader`, `pause-leader`, `partition-leader`) consult it.
+    pub leader: Support,
 }
 
 /// How a clock nemesis moves a service's servers' clocks.

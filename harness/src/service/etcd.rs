@@ -27,6 +27,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_bin_example: "/opt/etcd-v3.5.17/etcd",
     server_clock: Support::Yes,
     clock_mover: super::entry::ClockMover::Vdso,
+    leader: Support::Yes,
 };
 
 pub struct EtcdService {

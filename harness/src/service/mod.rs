@@ -87,6 +87,24 @@ pub trait LockService {
     fn clock_resolution_ms(&self) -> i64 {
         1
     }
+
+    /// Which of the servers on `servers` leads the others now, as the servers themselves say
+    /// (etcd's endpoint status, ZooKeeper's `srvr` mode, the primary the Sentinels name);
+    /// `None` when none can say, or the service has no leader (its entry's `leader` says
+    /// why). Asked by the leader nemeses when a fault opens and again when it heals.
+    fn leader(&self, _runtime: &dyn Runtime, _servers: &[Node]) -> Option<Leadership> {
+        None
+    }
+}
+
+/// The server that leads a service's others, and the service's count of leaderships then.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Leadership {
+    /// The node whose server leads.
+    pub node: String,
+    /// The service's own count of leaderships (etcd's raft term, ZooKeeper's epoch, the
+    /// Sentinels' config epoch): a larger one later means leadership moved.
+    pub term: u64,
 }
 
 /// How to start one server, kept so a nemesis can restart it after killing it.

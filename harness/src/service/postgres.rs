@@ -50,6 +50,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_bin_example: "/usr/lib/postgresql/16/bin",
     server_clock: Support::Yes,
     clock_mover: super::entry::ClockMover::Faketime,
+    leader: Support::No("one PostgreSQL server stands alone: there is no leader to aim at"),
 };
 
 /// The newest installed server's bin/ folder.

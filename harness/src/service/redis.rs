@@ -20,6 +20,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_bin_example: "/opt/redis-7.4/redis-server",
     server_clock: Support::Yes,
     clock_mover: super::entry::ClockMover::Faketime,
+    leader: Support::No(
+        "its servers lead nothing: each redis-server stands alone, with no replica",
+    ),
 };
 
 pub struct RedisService {

@@ -44,6 +44,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_bin_example: "/opt/apache-zookeeper-3.9.2-bin",
     server_clock: Support::Yes,
     clock_mover: super::entry::ClockMover::Vdso,
+    leader: Support::Yes,
 };
 
 pub struct ZookeeperService {
