@@ -35,18 +35,25 @@ fn once(dir: &Path, until: &'static str, time_limit: Option<&str>) -> Result<Gat
         .args(["--until", until, "--store"])
         .arg(&store)
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(Stdio::piped());
     if let Some(limit) = time_limit {
         command.args(["--time-limit", limit]);
     }
     let started = Instant::now();
-    let status = command.status()?;
+    let output = command.output()?;
+    let status = output.status;
     let wall_seconds = started.elapsed().as_secs_f64();
+    // A gate that stopped before writing its comparison says why on its standard error.
+    let why = || {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        let tail = lines[lines.len().saturating_sub(10)..].join("\n");
+        format!("the gate (--until {until}) wrote no comparison ({status}); it said:\n{tail}")
+    };
     let compare = std::fs::read_dir(store.join("compare"))
-        .context("the gate wrote no comparison")?
-        .flatten()
-        .next()
-        .context("the gate wrote no comparison")?
+        .ok()
+        .and_then(|dir| dir.flatten().next())
+        .with_context(why)?
         .path();
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
         compare.join(crate::store::COMPARE_JSON),
