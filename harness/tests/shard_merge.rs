@@ -351,7 +351,7 @@ fn refusals(dir: &Path, shards: &[String]) {
     refused(&s[..3], "shard 4/4 missing");
     refused(&[s[0], s[1], s[2], s[3], s[1]], "shard 2/4 is given twice");
     refused(&[s[0], s[1], s[2], "merged-out"], "not a shard's");
-    refused(&[s[0], s[1], s[2], "no-such-folder"], "cannot read it");
+    refused(&[s[0], s[1], s[2], "no-such-folder"], "does not exist");
 
     // A shard of another seed: one more real run of a single cell.
     let other = lockpick_in(

@@ -211,9 +211,14 @@ impl Matrix {
             } else {
                 "is empty (nothing but blank lines and comments)"
             };
+            // The example names the catalogue's first two locks, whatever they are.
+            let example: Vec<String> = (crate::locks::names().iter().take(2))
+                .map(|name| format!("{name:?}"))
+                .collect();
             return Err(bad(format!(
                 "--matrix {file} {what}: a matrix file says which locks it compares, as \
-                 locks = [\"redis\", \"etcd\"]"
+                 locks = [{}]",
+                example.join(", ")
             )));
         }
         Ok(matrix)
