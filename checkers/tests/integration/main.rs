@@ -1,0 +1,14 @@
+//! The checkers' integration tests, one binary: hand-drawn and generated histories judged
+//! through the crate's public API, one module per property.
+
+mod common;
+
+mod hand_drawn;
+mod lease_claims;
+mod liveness;
+mod out_of_range;
+mod overlap_causes;
+mod proof;
+mod properties;
+mod tokens;
+mod zero_length_holds;

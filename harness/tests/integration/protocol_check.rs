@@ -1,0 +1,380 @@
+//! `lockpick protocol-check`: on a real redis-server, a client program that keeps the protocol
+//! passes every check, one that retries a timed-out command past its bound (redis-py 6's
+//! default) fails the bound check of a stopped server, one that answers `fail` for a request
+//! it may have sent fails the unknown check; bad input is refused before anything is made, and
+//! nothing is left behind, Ctrl-C included.
+//!
+//! The kazoo example's release is bounded too, on a real ZooKeeper ensemble.
+//!
+//! Needs Debian's redis-server, python3-redis, zookeeper and python3-kazoo.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use common::{assert_prefix_gone, lockpick, processes_mentioning, wait_for};
+
+fn example(path: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    root.join("examples")
+        .join(path)
+        .to_string_lossy()
+        .to_string()
+}
+
+/// A finished check: its exit code, its lines and its prefix (from its first line).
+struct Checked {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    prefix: String,
+}
+
+impl Checked {
+    fn of(output: Output) -> Checked {
+        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+        Checked {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).to_string(),
+            prefix: prefix_in(&stderr),
+            stderr,
+        }
+    }
+
+    /// The line of `check` (`  pass  <check>: ...`), which must be there.
+    fn line(&self, check: &str) -> &str {
+        let named = |line: &&str| {
+            let after_outcome = line.trim_start().split_once("  ").map(|(_, rest)| rest);
+            after_outcome
+                .and_then(|rest| rest.split_once(": "))
+                .map(|(name, _)| name)
+                == Some(check)
+        };
+        self.stdout
+            .lines()
+            .find(named)
+            .unwrap_or_else(|| panic!("no line for {check}:\n{}", self.stdout))
+    }
+
+    /// Nothing of the check is left: namespaces, files, its cgroup (which cannot go while a
+    /// program or server is in it), and no process that names its prefix.
+    fn left_nothing(&self) {
+        assert!(!self.prefix.is_empty(), "no prefix in:\n{}", self.stderr);
+        assert_prefix_gone(&self.prefix);
+        let left = processes_mentioning(&[&self.prefix]);
+        assert!(left.is_empty(), "processes left behind: {left:?}");
+    }
+}
+
+/// The run prefix the check's first line names (`(run lkp1a2b3c)`).
+fn prefix_in(text: &str) -> String {
+    text.split("(run ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn protocol_check(flags: &[&str], command: &[&str]) -> Checked {
+    let output = lockpick()
+        .arg("protocol-check")
+        .args(flags)
+        .arg("--")
+        .args(command)
+        .output()
+        .unwrap();
+    Checked::of(output)
+}
+
+const CHECKS: [&str; 7] = [
+    "hello",
+    "acquire",
+    "acquire while held",
+    "release",
+    "acquire after release",
+    "acquire while stopped",
+    "release while stopped",
+];
+
+#[test]
+fn a_client_that_keeps_the_protocol_passes_every_check() {
+    let program = example("python-redis/lock_client.py");
+    let checked = protocol_check(&[], &[&program]);
+    assert_eq!(
+        checked.code,
+        Some(0),
+        "{}\n{}",
+        checked.stdout,
+        checked.stderr
+    );
+    for check in CHECKS {
+        assert!(
+            checked.line(check).trim_start().starts_with("pass"),
+            "{}",
+            checked.stdout
+        );
+    }
+    assert!(checked
+        .line("acquire while held")
+        .contains(r#""result":"fail""#));
+    assert!(checked
+        .line("acquire while stopped")
+        .contains(r#""result":"unknown""#));
+    assert!(
+        checked.stdout.contains("7 of 7 checks passed"),
+        "{}",
+        checked.stdout
+    );
+    checked.left_nothing();
+}
+
+#[test]
+fn kazoos_release_is_bounded_so_a_stopped_ensemble_gets_unknown_in_time() {
+    // Measured: the kazoo example's release went through kazoo's unlimited command retry and
+    // never answered while every ZooKeeper server was stopped (2 of 2 tries).
+    let program = example("python-kazoo/lock_client.py");
+    let checked = protocol_check(&["--service", "zookeeper"], &[&program]);
+    assert_eq!(
+        checked.code,
+        Some(0),
+        "{}\n{}",
+        checked.stdout,
+        checked.stderr
+    );
+    let release = checked.line("release while stopped");
+    assert!(release.trim_start().starts_with("pass"), "{release}");
+    assert!(release.contains(r#""result":"unknown""#), "{release}");
+    checked.left_nothing();
+}
+
+#[test]
+fn a_client_that_retries_past_its_bound_fails_the_bound_check() {
+    // The same example with redis-py 6's default retries: 3 retries of a timed-out command.
+    let program = example("broken/retrying_redis.py");
+    let checked = protocol_check(&["--ttl", "1s", "--op-timeout", "500ms"], &[&program]);
+    assert_eq!(
+        checked.code,
+        Some(1),
+        "{}\n{}",
+        checked.stdout,
+        checked.stderr
+    );
+    // With the server up the retries never start: those checks pass.
+    for check in &CHECKS[..5] {
+        assert!(
+            checked.line(check).trim_start().starts_with("pass"),
+            "{}",
+            checked.stdout
+        );
+    }
+    for check in ["acquire while stopped", "release while stopped"] {
+        let line = checked.line(check);
+        assert!(line.trim_start().starts_with("fail"), "{line}");
+        assert!(line.contains("no answer within its bound"), "{line}");
+    }
+    assert!(
+        checked.line("acquire while stopped").contains("1000 ms"),
+        "the acquire's bound is wait_ms + op timeout:\n{}",
+        checked.stdout
+    );
+    assert!(
+        checked
+            .stdout
+            .contains("failed: acquire while stopped, release while stopped"),
+        "{}",
+        checked.stdout
+    );
+    checked.left_nothing();
+}
+
+#[test]
+fn a_client_that_answers_fail_for_a_request_it_may_have_sent_fails_the_unknown_check() {
+    let program = example("broken/timeout_as_fail.py");
+    let checked = protocol_check(&[], &[&program]);
+    assert_eq!(
+        checked.code,
+        Some(1),
+        "{}\n{}",
+        checked.stdout,
+        checked.stderr
+    );
+    let line = checked.line("acquire while stopped");
+    assert!(line.trim_start().starts_with("fail"), "{line}");
+    assert!(
+        line.contains(r#""result":"fail""#) && line.contains("never fail"),
+        "{line}"
+    );
+    checked.left_nothing();
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_made() {
+    let program = example("python-redis/lock_client.py");
+    let cases: [(&[&str], &[&str], &str); 4] = [
+        (&[], &["/nonexistent/client.py"], "is not a file"),
+        (
+            &["--op-timeout", "800ms"],
+            &[&program],
+            "at most half --ttl",
+        ),
+        (&["--ttl", "nine"], &[&program], "is not a duration"),
+        (&["--service", "rslock"], &[&program], "rslock"),
+    ];
+    for (flags, command, says) in cases {
+        let checked = protocol_check(flags, command);
+        assert_eq!(checked.code, Some(254), "{flags:?}: {}", checked.stderr);
+        assert!(
+            checked.stderr.contains(says),
+            "{flags:?}: {}",
+            checked.stderr
+        );
+        assert!(checked.prefix.is_empty(), "{flags:?} made a testbed");
+    }
+    let missing = lockpick().arg("protocol-check").output().unwrap();
+    assert_eq!(missing.status.code(), Some(254), "a command is required");
+}
+
+/// The peak resident memory (`VmHWM`) of `pid` so far; 0 once it is gone.
+fn peak_memory_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// A check of `program` (a real process), watched as it runs: what it printed (the first MiB
+/// of each output, and their sizes) and the highest peak memory seen of lockpick.
+struct Watched {
+    checked: Checked,
+    stdout_bytes: usize,
+    stderr_bytes: usize,
+    peak_kib: u64,
+}
+
+fn watch_check(program: &[&str]) -> Watched {
+    let mut child = lockpick()
+        .args(["protocol-check", "--"])
+        .args(program)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Both outputs are read as they come and counted; only their starts are kept.
+    let count = |mut stream: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let (mut kept, mut total, mut buffer) = (Vec::new(), 0usize, vec![0u8; 65536]);
+            while let Ok(n @ 1..) = stream.read(&mut buffer) {
+                total += n;
+                if kept.len() < 1 << 20 {
+                    kept.extend_from_slice(&buffer[..n]);
+                }
+            }
+            (String::from_utf8_lossy(&kept).into_owned(), total)
+        })
+    };
+    let stdout = count(Box::new(child.stdout.take().unwrap()));
+    let stderr = count(Box::new(child.stderr.take().unwrap()));
+    let started = std::time::Instant::now();
+    let mut peak_kib = 0;
+    while child.try_wait().unwrap().is_none() {
+        peak_kib = peak_kib.max(peak_memory_kib(pid));
+        if started.elapsed() > Duration::from_secs(180) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(180),
+        "the check did not end within 180 s"
+    );
+    let (stdout, stdout_bytes) = stdout.join().unwrap();
+    let (stderr, stderr_bytes) = stderr.join().unwrap();
+    Watched {
+        checked: Checked {
+            code: status.code(),
+            prefix: prefix_in(&stderr),
+            stdout,
+            stderr,
+        },
+        stdout_bytes,
+        stderr_bytes,
+        peak_kib,
+    }
+}
+
+/// A program that floods its stdout and its stderr fails the check, and lockpick's memory and
+/// output stay bounded. (Before the bounds, lockpick peaked at 792 MB and copied 3.4 GB of the
+/// program's stderr in 4 s.)
+fn flooding_is_refused_in_bounded_memory_and_output(how: &[&str]) -> Checked {
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/flood_outputs.py");
+    let program = program.to_str().unwrap();
+    let watched = watch_check(&[&["/usr/bin/python3", program], how].concat());
+    let checked = watched.checked;
+    assert_eq!(checked.code, Some(1), "{}", checked.stdout);
+    assert!(
+        checked.line("acquire").trim_start().starts_with("fail"),
+        "{}",
+        checked.stdout
+    );
+    let (out, err) = (watched.stdout_bytes, watched.stderr_bytes);
+    assert!(out < 64 * 1024, "{out} bytes on stdout");
+    assert!(err < 1 << 20, "{err} bytes on stderr");
+    let cut = checked.stderr.contains("stderr cut here");
+    assert!(cut, "{}", &checked.stderr[..2000]);
+    let peak = watched.peak_kib;
+    assert!(peak < 100 * 1024, "lockpick peaked at {peak} KiB");
+    checked.left_nothing();
+    checked
+}
+
+#[test]
+fn a_program_flooding_one_endless_line_fails_at_the_line_bound_in_bounded_memory() {
+    let checked = flooding_is_refused_in_bounded_memory_and_output(&[]);
+    let acquire = checked.line("acquire");
+    assert!(acquire.contains("a line longer than 64 KiB"), "{acquire}");
+}
+
+#[test]
+fn a_program_flooding_lines_between_requests_fails_in_bounded_memory() {
+    flooding_is_refused_in_bounded_memory_and_output(&["lines"]);
+}
+
+#[test]
+fn ctrl_c_ends_the_check_and_leaves_nothing_behind() {
+    // The program says hello only after 5 s: the interrupt comes while the check waits for it.
+    let program = example("python-redis/lock_client.py");
+    let slow = format!("sleep 5; exec {program}");
+    let mut child = lockpick()
+        .args(["protocol-check", "--", "/bin/sh", "-c", &slow])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let prefix = prefix_in(&first);
+    assert!(!prefix.is_empty(), "{first}");
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert_eq!(output.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("skip  acquire: interrupted"), "{stdout}");
+    wait_for(
+        "the check's namespaces to go",
+        Duration::from_secs(10),
+        || common::namespaces_with(&prefix).is_empty(),
+    );
+    assert_prefix_gone(&prefix);
+    let left = processes_mentioning(&[&prefix, &slow]);
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+}
