@@ -5,17 +5,28 @@
 use crate::model::Hold;
 use crate::overlap_cause;
 use crate::story::{who, Teller};
-use crate::words::capitalised;
+use crate::words::seconds;
 
 impl Teller<'_> {
-    /// The leadership moves that lost `a`'s grant before `b` was granted, each at the moment
-    /// the new leader was named.
+    /// The leadership moves that lost `a`'s grant before `b` was granted.
     pub(crate) fn leadership_moved(&mut self, a: &Hold, b: &Hold) {
         let Some(moves) = overlap_cause::failover(self.model, a, b) else {
             return;
         };
+        // Told when the fault hit the old leader, the moment the move began: the new leader
+        // may grant before the stop names it.
         for m in &moves {
-            self.cause(m.by, capitalised(&m.describe()));
+            self.cause(
+                m.fault.start,
+                format!(
+                    "the {} hit the leader {}: leadership moved to {}, named at {} before the \
+                     fault healed",
+                    m.fault.describe(),
+                    m.from.describe(),
+                    m.to.describe(),
+                    seconds(m.by)
+                ),
+            );
         }
     }
 

@@ -120,7 +120,7 @@ fn a_grant_by_the_new_leader_after_a_proven_failover_was_lost_in_the_failover() 
     let short = story.shortened();
     for words in [
         "certainly live until",
-        "Leadership moved from n1 (10.0.0.1:6379, term 1) to n2",
+        "the kill of n1 hit the leader n1 (10.0.0.1:6379, term 1): leadership moved to n2",
         "client 1 was granted by the new leader 10.0.0.2:6379",
         "the cause: the lock was lost in a failover",
     ] {
@@ -158,7 +158,7 @@ fn a_chain_of_moves_through_a_third_server_is_a_failover_too() {
     let told = r.stories[0].one_line();
     assert!(told.contains("to n3 (10.0.0.3:6379, term 2)"), "{told}");
     assert!(
-        told.contains("from n3 (10.0.0.3:6379, term 2) to n2"),
+        told.contains("hit the leader n3 (10.0.0.3:6379, term 2): leadership moved to n2"),
         "{told}"
     );
 }
