@@ -9,9 +9,11 @@
 
 pub mod checks;
 pub mod completeness;
+mod failover_story;
 pub mod fault;
 pub mod history;
 pub mod jam_story;
+pub mod leadership;
 pub mod lease_claims;
 pub mod liveness;
 pub mod model;

@@ -11,10 +11,18 @@
 //!   Or by the service's own word: B's grant came only once every lock entry of a lower token
 //!   was gone (`lower_tokens_gone`: etcd's lock, ZooKeeper's lowest node), and A's token is
 //!   lower, so A's entry, and the lease it stood for, had ended by B's grant.
+//! - *the lock was lost in a failover*: granted under a live lease, as above, and the history
+//!   shows why: A's grant names one server X (its acquire's `nodes`), B's names another, Y, and
+//!   the leader nemeses' records prove leadership moved from X to Y in between (a fault naming
+//!   X as leader when it opened, at or after A's grant was known, and Y as the leader after, with
+//!   `leadership_moved: true`; or a chain of such moves through other servers; the last of them
+//!   opened no later than B's attempt began). The new leader never had A's grant. Only when all
+//!   of this is proven; otherwise the overlap keeps the cause above.
 //! - otherwise *undecidable*, with why.
 
 use serde::{Deserialize, Serialize};
 
+use crate::leadership::{self, Move};
 use crate::model::{Hold, Model};
 use crate::words::seconds;
 
@@ -23,6 +31,9 @@ use crate::words::seconds;
 pub enum OverlapCause {
     OutlivedLease,
     GrantedUnderLiveLease,
+    /// Granted under a live lease by a new leader, after leadership moved away from the server
+    /// that granted the earlier hold.
+    LostInFailover,
     /// Also what a stored result that names no cause reads as.
     #[default]
     Undecidable,
@@ -34,6 +45,7 @@ impl OverlapCause {
         match self {
             OverlapCause::OutlivedLease => "the holder outlived its lease",
             OverlapCause::GrantedUnderLiveLease => "granted under a live lease",
+            OverlapCause::LostInFailover => "the lock was lost in a failover",
             OverlapCause::Undecidable => "cause not decidable",
         }
     }
@@ -109,6 +121,51 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
 
 /// Classifies the overlap of `first` (the earlier holder) with `second`.
 pub fn classify(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, String) {
+    let (cause, why) = by_lease(model, first, second);
+    if cause != OverlapCause::GrantedUnderLiveLease {
+        return (cause, why);
+    }
+    match failover(model, first, second) {
+        Some(moves) => (
+            OverlapCause::LostInFailover,
+            failover_words(first, second, &moves),
+        ),
+        None => (cause, why),
+    }
+}
+
+/// The leadership moves that prove `second` was granted by a new leader that never had
+/// `first`'s grant: `first` granted by one server, `second` by another, and leadership moved
+/// from the one to the other after `first`'s grant was known and before `second`'s attempt
+/// began. `None` when the history does not prove it.
+pub fn failover<'m>(model: &'m Model, first: &Hold, second: &Hold) -> Option<Vec<Move<'m>>> {
+    let (x, y) = (first.granted_by.as_deref()?, second.granted_by.as_deref()?);
+    if x == y {
+        return None;
+    }
+    leadership::moves_between(&model.faults, x, y, first.start, second.granted_after)
+}
+
+fn failover_words(a: &Hold, b: &Hold, moves: &[Move]) -> String {
+    let steps: Vec<String> = moves.iter().map(Move::describe).collect();
+    let live = a.lease.map_or(String::new(), |l| {
+        format!(", was certainly live until {}", seconds(l.live_until))
+    });
+    format!(
+        "{} was granted by the new leader {} by {} while the lease of {}, granted by {}{live}: \
+         {}, and the new leader never had the grant of {}",
+        b.acquisition,
+        b.granted_by.as_deref().unwrap_or("?"),
+        seconds(b.start),
+        a.acquisition,
+        a.granted_by.as_deref().unwrap_or("?"),
+        steps.join(", then "),
+        a.acquisition,
+    )
+}
+
+/// Classifies the overlap by the lease evidence alone.
+fn by_lease(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, String) {
     let (a, b) = (first, second);
     if let Some(class) = attested(a, b) {
         return class;

@@ -75,8 +75,12 @@ pub struct OverlappingHolders {
     pub overlaps: Vec<Overlap>,
     /// Overlaps whose earlier holder certainly outlived its lease.
     pub outlived_lease: usize,
-    /// Overlaps granted while the earlier holder's lease was certainly live.
+    /// Overlaps granted while the earlier holder's lease was certainly live (those lost in a
+    /// failover aside).
     pub granted_under_live_lease: usize,
+    /// Overlaps granted under a live lease by a new leader after a failover: the lock was lost
+    /// in the failover.
+    pub lost_in_failover: usize,
     /// Overlaps whose cause the history cannot decide.
     pub undecidable: usize,
 }
@@ -129,6 +133,7 @@ pub fn check(model: &Model) -> OverlappingHolders {
     OverlappingHolders {
         outlived_lease: count(OverlapCause::OutlivedLease),
         granted_under_live_lease: count(OverlapCause::GrantedUnderLiveLease),
+        lost_in_failover: count(OverlapCause::LostInFailover),
         undecidable: count(OverlapCause::Undecidable),
         valid: if overlaps.is_empty() {
             Validity::Valid

@@ -70,13 +70,13 @@ impl Story {
     }
 }
 
-fn who(hold: &Hold) -> String {
+pub(crate) fn who(hold: &Hold) -> String {
     format!("client {}", hold.process)
 }
 
 /// What the holder did and what was done to it, from `from` to `to`.
 pub(crate) struct Teller<'a> {
-    model: &'a Model,
+    pub(crate) model: &'a Model,
     pub(crate) steps: Vec<Step>,
 }
 
@@ -268,9 +268,16 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
     match overlap.cause {
         OverlapCause::OutlivedLease => t.lease_ended(a, b.granted_after),
         OverlapCause::GrantedUnderLiveLease => t.lease_live(a, b.start),
+        OverlapCause::LostInFailover => {
+            t.lease_live(a, b.start);
+            t.leadership_moved(a, b);
+        }
         OverlapCause::Undecidable => {}
     }
     t.acquired(b);
+    if overlap.cause == OverlapCause::LostInFailover {
+        t.granted_by_new_leader(a, b);
+    }
     t.accesses_of(a, a.start, a.end);
     t.accesses_of(b, b.start, b.end.min(overlap.to));
     t.steps.push(Step {

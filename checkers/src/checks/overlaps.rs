@@ -28,9 +28,14 @@ impl Checker for OverlappingHolders {
             self.holds
         )];
         if !self.overlaps.is_empty() {
+            // Told only when there are any: the class exists only where leaders are recorded.
+            let failover = match self.lost_in_failover {
+                0 => String::new(),
+                n => format!(", {n} lost in a failover (a new leader granted it)"),
+            };
             out.push(format!(
                 "    by cause: {} holder(s) outlived their lease, {} granted under a live lease \
-                 ({} broke mutual exclusion), {} not decidable",
+                 ({} broke mutual exclusion){failover}, {} not decidable",
                 self.outlived_lease,
                 self.granted_under_live_lease,
                 Setup::mutual_exclusion_breaker(setup),
@@ -80,9 +85,27 @@ impl Checker for OverlappingHolders {
                 ),
             ));
         }
+        let lost = self.lost_in_failover;
+        if lost > 0 && lost < self.overlaps.len() {
+            out.push(Sentence::new(
+                "overlap",
+                format!(
+                    "{}: the lock was lost in a failover",
+                    count(
+                        lost,
+                        "grant by a new leader while the earlier lease was live",
+                        "grants by a new leader while the earlier lease was live"
+                    )
+                ),
+            ));
+        }
         out
     }
 }
+
+/// What a failover did, in the words of a headline.
+const FAILOVER: &str = "a new leader, which never had the earlier grant, granted the lock again \
+                        while the earlier lease was live";
 
 fn held(h: &Hold) -> String {
     format!(
@@ -130,6 +153,10 @@ fn overlap_sentence(model: &Model, o: &OverlappingHolders) -> String {
             "granted while the earlier lease was still live: {} broke mutual exclusion",
             model.mutual_exclusion_breaker()
         ))
+    } else if o.lost_in_failover == n {
+        all(&format!(
+            "because the lock was lost in a failover: {FAILOVER}"
+        ))
     } else if o.undecidable == n {
         all(&undecidable_words(model, o))
     } else {
@@ -144,6 +171,12 @@ fn overlap_sentence(model: &Model, o: &OverlappingHolders) -> String {
             parts.push(format!(
                 "{} granted while the earlier lease was still live",
                 o.granted_under_live_lease
+            ));
+        }
+        if o.lost_in_failover > 0 {
+            parts.push(format!(
+                "{} because the lock was lost in a failover",
+                o.lost_in_failover
             ));
         }
         if o.undecidable > 0 {

@@ -277,6 +277,7 @@ impl Builder {
                 lease: value.lease,
                 renewals: 0,
                 lower_tokens_gone: value.lower_tokens_gone,
+                granted_by: value.nodes.one(),
                 server_lease: value.server_lease,
                 server_checked: value.server_lease.is_some(),
                 contradiction: value.lease.zip(value.server_lease).and_then(

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::fault::{targets_text, FaultKind, Target};
+use crate::leadership::Leader;
 
 pub use crate::setup::Setup;
 pub use builder::{build, Builder};
@@ -66,6 +67,10 @@ pub struct Hold {
     /// The service granted it only once every lower token's lock entry was gone (the acquire's
     /// `lower_tokens_gone`).
     pub lower_tokens_gone: bool,
+    /// The one server that granted it, when its acquire's `nodes` names exactly one (a lock on
+    /// one server, or the primary a Sentinel lock wrote to); `None` for none or several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub granted_by: Option<String>,
     /// The lock server's own count of the lease of the latest lease record, asked right after
     /// it (exec locks: the grant or an `extend`); `None` when that record came without one.
     pub server_lease: Option<ServerLease>,
@@ -127,6 +132,15 @@ pub struct FaultWindow {
     /// Whether the fault was seen to take hold: `false` if its start or its stop said so,
     /// `true` if one said so and none said `false`, `None` if neither said.
     pub effective: Option<bool>,
+    /// Who led the service when the fault opened, as a leader nemesis's start names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader: Option<Leader>,
+    /// Who led it before the fault healed, as its stop names it (asked of the other servers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader_after: Option<Leader>,
+    /// Whether leadership moved during the fault, as its stop says (`None`: not said).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leadership_moved: Option<bool>,
 }
 
 impl FaultWindow {

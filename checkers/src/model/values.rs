@@ -26,6 +26,31 @@ pub(super) struct ClientValue<'a> {
     /// Why a release failed, when its client said (`fail` `release` only).
     #[serde(default)]
     pub(super) kind: Option<super::ReleaseFailKind>,
+    /// The servers that granted an acquire (`ok` only).
+    #[serde(default)]
+    pub(super) nodes: Nodes,
+}
+
+/// An acquire's `nodes`: a list of addresses. Read tolerantly, as anything else reads as no
+/// list: only the cause of an overlap reads it, and then only to add a proof.
+#[derive(Default, Deserialize)]
+#[serde(untagged)]
+pub(super) enum Nodes {
+    List(Vec<String>),
+    #[default]
+    #[serde(skip)]
+    Absent,
+    Other(serde::de::IgnoredAny),
+}
+
+impl Nodes {
+    /// The one server the list names, when it names exactly one.
+    pub(super) fn one(self) -> Option<String> {
+        match self {
+            Nodes::List(mut list) if list.len() == 1 => list.pop().filter(|a| !a.is_empty()),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Deserialize)]

@@ -162,13 +162,22 @@ impl Figures {
             .find(|s| kinds.iter().any(|k| s.kind == *k))
     }
 
+    /// The first grant under a live lease, a grant lost in a failover among them (it is one).
     pub fn first_grant_story(results: &Results) -> Option<String> {
+        use lockpick_checkers::overlap_cause::OverlapCause;
         let overlaps = results.overlapping_holders.as_ref()?;
         let first = overlaps.overlaps.iter().find(|o| {
-            o.cause == lockpick_checkers::overlap_cause::OverlapCause::GrantedUnderLiveLease
+            matches!(
+                o.cause,
+                OverlapCause::GrantedUnderLiveLease | OverlapCause::LostInFailover
+            )
         })?;
+        let failover = match first.cause {
+            OverlapCause::LostInFailover => format!(" ({})", first.cause.describe()),
+            _ => String::new(),
+        };
         Some(format!(
-            "client {} was granted the lock at {} while client {}'s lease was live: {}",
+            "client {} was granted the lock at {} while client {}'s lease was live{failover}: {}",
             first.second.process,
             lockpick_checkers::story::seconds(first.second.start),
             first.first.process,

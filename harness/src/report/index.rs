@@ -310,7 +310,10 @@ mod tests {
         assert_eq!(runs[0].nemesis, "pause-holder");
         assert_eq!(runs[1].nemesis, "none");
         let counts: Vec<usize> = runs[0].counts.figures().map(|(_, n)| n).collect();
-        assert_eq!((runs[0].seed, counts), (Some(52), vec![2, 3, 4, 1, 3, 1]));
+        assert_eq!(
+            (runs[0].seed, counts),
+            (Some(52), vec![2, 3, 4, 1, 0, 3, 1])
+        );
         let page = render(store.path(), &runs, &[]);
         assert!(page.contains(r#"<a href="redis-pause-holder/20250102T000000.000Z/report.html">"#));
         assert!(page.contains(r#"<td class="invalid">invalid</td>"#));

@@ -8,6 +8,7 @@
 //! is drawn once (latency as percentile bands, throughput in wider bins, fault shading merged
 //! in the charts). The timeline alone draws every fault window on its own, with its label.
 
+use lockpick_checkers::leadership::Leader;
 use lockpick_checkers::model::Model;
 use lockpick_checkers::story::seconds;
 use maud::{html, Markup};
@@ -103,6 +104,41 @@ impl Scale {
                         text class="fault-label" x=(self.svg_width() - 2.0) y=(y) text-anchor="end" { (label) }
                     } @else {
                         text class="fault-label" x=(x1 + 2.0) y=(y) { (label) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every fault whose stop says leadership moved (`leadership_moved: true`), marked at its
+    /// stop from `top` to `bottom` and labelled, on the row at `label_y`, with the old and the
+    /// new leader's nodes ("n1 → n2"; "?" for one not recorded).
+    pub fn leader_changes(&self, model: &Model, label_y: f64, top: f64, bottom: f64) -> Markup {
+        let moved = model
+            .faults
+            .iter()
+            .filter(|w| w.leadership_moved == Some(true))
+            .filter_map(|w| Some((w, w.stop?)));
+        let node = |l: Option<&Leader>| l.map_or("?".to_string(), |l| l.node.clone());
+        let whole =
+            |l: Option<&Leader>| l.map_or("an unrecorded leader".to_string(), Leader::describe);
+        html! {
+            @for (w, stop) in moved {
+                @let x = self.x(stop);
+                @let (from, to) = (node(w.leader.as_ref()), node(w.leader_after.as_ref()));
+                @let label = format!("{from} → {to}");
+                g class="leader-change" data-fault=(w.id) data-from=(from) data-to=(to) {
+                    line class="leader-mark" x1=(x) y1=(top) x2=(x) y2=(bottom) {
+                        title {
+                            "leadership moved from " (whole(w.leader.as_ref())) " to "
+                            (whole(w.leader_after.as_ref())) " in the " (w.describe())
+                            ", named at " (seconds(stop))
+                        }
+                    }
+                    @if x + 2.0 + 6.0 * label.chars().count() as f64 > self.svg_width() {
+                        text class="leader-label" x=(x - 2.0) y=(label_y) text-anchor="end" { (label) }
+                    } @else {
+                        text class="leader-label" x=(x + 2.0) y=(label_y) { (label) }
                     }
                 }
             }

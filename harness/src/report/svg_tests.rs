@@ -274,3 +274,46 @@ fn accesses_differ_in_shape_not_only_colour() {
         "{tick} / {cross}"
     );
 }
+
+#[test]
+fn a_leader_change_is_marked_at_its_faults_stop_with_the_old_and_new_leader() {
+    let mut h = History(four_clients());
+    let leader = |node: &str, address: &str| json!({"node": node, "address": address, "term": 3});
+    let start = json!({"id": 2, "fault": "kill", "targets": ["n1"], "nemesis": "kill-leader",
+        "leader": leader("n1", "10.0.0.1:6379")});
+    let stop = json!({"id": 2, "fault": "kill", "targets": ["n1"],
+        "leader_after": leader("n2", "10.0.0.2:6379"), "leadership_moved": true});
+    let nemesis = || Process::named(Process::NEMESIS);
+    h.push(1600, nemesis(), OpType::Info, F::Start, start);
+    h.push(2200, nemesis(), OpType::Info, F::Stop, stop);
+    // A fault whose leadership did not move, and one that names its leaders badly: no mark.
+    h.fault(3, "kill", "n2", 2300, 2400);
+    let odd = json!({"id": 4, "fault": "kill", "targets": ["n3"], "leader": "n3"});
+    h.push(2500, nemesis(), OpType::Info, F::Start, odd.clone());
+    let mut odd_stop = odd;
+    odd_stop["leadership_moved"] = json!("yes");
+    h.push(2600, nemesis(), OpType::Info, F::Stop, odd_stop);
+    let svg = timeline_of(&h.0);
+    let all = elements(&svg);
+    let labels: Vec<&str> = all
+        .iter()
+        .filter(|e| e.2 == "leader-label")
+        .map(|e| e.3.as_str())
+        .collect();
+    assert_eq!(labels, ["n1 → n2"]);
+    assert_eq!(all.iter().filter(|e| e.2 == "leader-mark").count(), 1);
+    // At the fault's stop, where the new leader was named.
+    let model = model::build(&h.0).unwrap();
+    let x = Scale::of(&model).x(2200 * MS);
+    assert!(
+        svg.contains(&format!("class=\"leader-mark\" x1=\"{x}\"")),
+        "{svg}"
+    );
+    assert!(svg.contains("data-from=\"n1\" data-to=\"n2\""), "{svg}");
+    assert!(
+        svg.contains(
+            "leadership moved from n1 (10.0.0.1:6379, term 3) to n2 (10.0.0.2:6379, term 3)"
+        ),
+        "{svg}"
+    );
+}

@@ -6,7 +6,9 @@
 //! Elements carry stable class names that the stylesheet colours and tests look for: `lane`
 //! (`data-client` its number), `hold` (one per hold), `hold overlap`, `overlap-span` (one per
 //! overlap, `id="mark-<n>"`), `lease-end`, `access` with `accepted` / `rejected` / `stale`,
-//! `fault-window` / `fault` / `fault-label`, and for long runs `hold-run` and `access-run`.
+//! `fault-window` / `fault` / `fault-label`, `leader-change` (`data-from` / `data-to` the old
+//! and new leader's nodes) with its `leader-mark` and `leader-label`, and for long runs
+//! `hold-run` and `access-run`.
 //!
 //! A long run stays small: the lanes are cut into columns (a pixel when there are few lanes,
 //! wider with many, so lanes × columns stays under [`CELLS`]), and holds or accesses too
@@ -69,7 +71,13 @@ pub fn timeline(model: &Model, violations: &[Violation], clients: Option<u64>) -
     };
     let top = 14.0;
     let label_rows = model.faults.len().min(LABEL_ROWS) as f64;
-    let lanes_top = top + 10.0 * label_rows + 4.0;
+    // Leader changes get a row of their own under the fault labels, when there are any.
+    let leader_row = top + 10.0 * label_rows + 9.0;
+    let leaders_moved = model
+        .faults
+        .iter()
+        .any(|w| w.leadership_moved == Some(true));
+    let lanes_top = leader_row + if leaders_moved { 5.0 } else { -5.0 };
     let bottom = lanes_top + LANE * lane_count as f64 + 4.0;
     let lane_y: HashMap<u64, f64> = lanes
         .iter()
@@ -82,6 +90,7 @@ pub fn timeline(model: &Model, violations: &[Violation], clients: Option<u64>) -
             svg id="timeline" xmlns="http://www.w3.org/2000/svg" width=(scale.svg_width()) height=(bottom + 2.0)
                 data-start=(start) data-end=(end) data-x0=(x0) data-x1=(x1) data-lanes=(lanes.len()) {
                 (scale.faults(model, top, bottom))
+                (scale.leader_changes(model, leader_row, top, bottom))
                 (scale.axis(top, bottom))
                 @for p in &lanes {
                     @let y = lane_y[p];
@@ -313,6 +322,7 @@ pub fn legend() -> Markup {
             (swatch("access rejected", "M3.5,4.5l7,9m0,-9l-7,9", "rejected by fencing"))
             (swatch("access stale", "M3,0h8l-3,5v11h-2v-11z", "stale, accepted"))
             (swatch("fault", "M0,0h14v18h-14z", "fault window"))
+            (swatch("leader-mark", "M7,0v18", "leader changed (old → new)"))
             (swatch("hold-run", "M1,3h12v12h-12z", "holds too short to draw apart"))
         }
     }

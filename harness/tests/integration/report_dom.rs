@@ -235,6 +235,7 @@ fn assert_names_causes(headline: &str, results: &Value) {
             "granted_under_live_lease",
             "while the earlier lease was still live",
         ),
+        ("lost_in_failover", "lost in a failover"),
         ("undecidable", "undecidable cause"),
     ] {
         if o[class].as_u64().unwrap_or(0) > 0 {

@@ -280,8 +280,8 @@ fn compare_shows_the_pattern_the_field_argues_about() {
         let (lock, nemesis) = (row[0].as_str(), row[1].as_str());
         let overlaps: u64 = row[4].parse().unwrap();
         let stale: u64 = row[5].parse().unwrap();
-        // lock, nemesis, fencing, verdict, 6 counts (the last: jams), then acquisitions.
-        let acquisitions: u64 = row[10].parse().unwrap();
+        // lock, nemesis, fencing, verdict, 7 counts (the last: jams), then acquisitions.
+        let acquisitions: u64 = row[11].parse().unwrap();
         assert!(acquisitions > 5, "{row:?}");
         match (nemesis, lock) {
             ("none", _) => assert_eq!((overlaps, stale), (0, 0), "{row:?}"),

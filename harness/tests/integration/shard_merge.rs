@@ -96,14 +96,14 @@ fn summary_facts(summary: &str) -> Vec<String> {
     facts
 }
 
-/// `compare.md`'s rows: every column but the timing-dependent figures (columns 5 to 14).
+/// `compare.md`'s rows: every column but the timing-dependent figures (columns 5 to 15).
 fn table_rows(table: &str) -> Vec<String> {
     let mut rows: Vec<String> = table
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| lock "))
         .map(|l| {
             let c: Vec<&str> = l.split(" | ").collect();
-            [&c[..4], &c[14..]].concat().join(" | ")
+            [&c[..4], &c[15..]].concat().join(" | ")
         })
         .collect();
     rows.sort();

@@ -8,7 +8,14 @@ use super::super::{Access, FaultWindow, FinalState};
 use super::Builder;
 use crate::fault::FaultRecord;
 use crate::history::{Malformed, OpType, Process, F};
+use crate::leadership::{Leader, LeadershipFields};
 use crate::record::Record;
+
+/// A nemesis line's leadership fields; none when its value is not an object of the shape
+/// (a fault's own fields were read already: these only add a leader, never break a line).
+fn leadership_of(op: &Record<'_>) -> LeadershipFields {
+    op.value.decode().unwrap_or_default()
+}
 
 impl Builder {
     pub(super) fn named_op(&mut self, op: &Record<'_>, name: &str) -> Result<(), Malformed> {
@@ -77,6 +84,7 @@ impl Builder {
             }
             (Process::NEMESIS, F::Start) => {
                 let v: FaultRecord = parse(op)?;
+                let leadership = leadership_of(op);
                 model.faults.push(FaultWindow {
                     id: v.id,
                     fault: v.fault,
@@ -85,6 +93,9 @@ impl Builder {
                     stop: None,
                     nemesis: v.nemesis,
                     effective: v.effective,
+                    leader: Leader::of_value(&leadership.leader),
+                    leader_after: None,
+                    leadership_moved: None,
                 });
             }
             (Process::NEMESIS, F::Stop) => {
@@ -101,6 +112,9 @@ impl Builder {
                     ));
                 };
                 window.stop = Some(op.time);
+                let leadership = leadership_of(op);
+                window.leader_after = Leader::of_value(&leadership.leader_after);
+                window.leadership_moved = leadership.moved();
                 window.effective = match (window.effective, v.effective) {
                     (Some(false), _) | (_, Some(false)) => Some(false),
                     (known, None) => known,

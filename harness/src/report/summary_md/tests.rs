@@ -94,3 +94,103 @@ fn a_runs_hostile_lock_name_story_and_notes_stay_text_in_its_summary() {
     assert_eq!(md.matches("</details>").count(), 1, "{md}");
     assert!(md.contains("&lt;img src=x onerror=alert(1)&gt;"), "{md}");
 }
+
+/// A history in which the primary at 10.0.0.1 granted the lock, a leader fault recorded
+/// leadership moving to 10.0.0.2, and the new primary granted it again under the live lease.
+fn lost_in_a_failover() -> Results {
+    use serde_json::json;
+    let leader = |node: &str, ip: &str| json!({"node": node, "address": ip, "term": 1});
+    let granted = |acq: &str, ok: u64, ip: &str| {
+        json!({"acquisition": acq, "token": null, "nodes": [ip],
+            "lease": {"live_until": ok + 990, "expires_by": ok + 1010}})
+    };
+    let fault = json!({"id": 1, "fault": "kill", "targets": ["n1"], "effective": true});
+    let (mut start, mut stop) = (fault.clone(), fault);
+    start["leader"] = leader("n1", "10.0.0.1:6379");
+    stop["leader_after"] = leader("n2", "10.0.0.2:6379");
+    stop["leadership_moved"] = json!(true);
+    let lines = [
+        (
+            0,
+            json!("harness"),
+            "info",
+            "setup",
+            json!({"lock": "redis-sentinel", "token": "none",
+            "ttl_ms": 1, "fencing": "off", "nemesis": "kill-leader"}),
+        ),
+        (
+            1,
+            json!(0),
+            "invoke",
+            "acquire",
+            json!({"acquisition": "0.1"}),
+        ),
+        (
+            10,
+            json!(0),
+            "ok",
+            "acquire",
+            granted("0.1", 10, "10.0.0.1:6379"),
+        ),
+        (50, json!("nemesis"), "info", "start", start),
+        (
+            200,
+            json!(1),
+            "invoke",
+            "acquire",
+            json!({"acquisition": "1.1"}),
+        ),
+        (
+            210,
+            json!(1),
+            "ok",
+            "acquire",
+            granted("1.1", 210, "10.0.0.2:6379"),
+        ),
+        (400, json!("nemesis"), "info", "stop", stop),
+        (
+            800,
+            json!(1),
+            "invoke",
+            "release",
+            json!({"acquisition": "1.1"}),
+        ),
+        (
+            900,
+            json!(0),
+            "invoke",
+            "release",
+            json!({"acquisition": "0.1"}),
+        ),
+    ];
+    let text: String = lines
+        .into_iter()
+        .enumerate()
+        .map(|(index, (time, process, kind, f, value))| {
+            let line = json!({"index": index, "time": time, "process": process, "type": kind,
+                "f": f, "value": value});
+            format!("{line}\n")
+        })
+        .collect();
+    lockpick_checkers::check_reader(text.as_bytes())
+}
+
+#[test]
+fn a_summary_counts_and_tells_an_overlap_lost_in_a_failover() {
+    let results = lost_in_a_failover();
+    let mut run = cell(
+        "redis-sentinel",
+        "kill-leader",
+        Some(results.valid),
+        Gate::Met,
+    );
+    run.counts = Counts::of(&results);
+    run.story = results.stories.first().map(|s| s.shortened());
+    let md = render("lockpick run", &[run], &[]);
+    assert!(md.contains("| lost in a failover |"), "{md}");
+    assert!(md.contains("lost in a failover 1"), "{md}");
+    assert!(
+        md.contains("the cause: the lock was lost in a failover"),
+        "{md}"
+    );
+}
