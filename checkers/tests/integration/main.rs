@@ -6,6 +6,7 @@ mod common;
 mod hand_drawn;
 mod lease_claims;
 mod liveness;
+mod lost_in_failover;
 mod out_of_range;
 mod overlap_causes;
 mod proof;

@@ -25,6 +25,7 @@ mod exec_compare;
 mod exec_granting_servers;
 mod exec_libraries;
 mod exec_names;
+mod failover_causes;
 mod gate;
 mod hostile_inputs;
 mod hostile_summaries;

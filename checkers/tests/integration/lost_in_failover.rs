@@ -4,7 +4,7 @@
 //! proven; otherwise the overlap keeps its cause (here: granted under a live lease). Times are
 //! milliseconds written as nanoseconds.
 
-mod common;
+use crate::common;
 
 use common::History;
 use lockpick_checkers::overlap_cause::OverlapCause;

@@ -4,7 +4,7 @@
 //! first lease was certainly live. The history is written by hand (in the shape the leader
 //! nemeses and the Sentinel lock record), so no server runs.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
