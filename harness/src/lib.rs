@@ -45,6 +45,7 @@ pub mod clean;
 pub mod client;
 pub mod compare;
 pub mod protocol_check;
+pub mod reference;
 pub mod shrink;
 
 // Faults lockpick's own tests inject (debug builds only).
