@@ -6,8 +6,11 @@
 
 use std::path::Path;
 
-/// Each generated block: its name, the page (under `docs/`) holding it, and what writes it.
-pub const BLOCKS: &[(&str, &str, fn() -> String)] = &[
+/// A generated block: its name, the page (under `docs/`) holding it, and what writes it.
+pub type Block = (&'static str, &'static str, fn() -> String);
+
+/// Every generated block of the book.
+pub const BLOCKS: &[Block] = &[
     ("locks", "reference/locks.md", super::locks),
     ("services", "reference/services.md", super::services),
     ("nemeses", "reference/nemeses.md", super::nemeses),
