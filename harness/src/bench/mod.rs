@@ -1,4 +1,4 @@
-//! `lockpick bench`: the figures behind the README's performance section. Checker throughput
+//! `lockpick bench`: the figures behind the book's performance page (docs/performance.md). Checker throughput
 //! and peak memory against the parsing limit, report size and time, the controller's CPU per
 //! recorded line, service start-up per lock, and time to first violation on real runs. Prints
 //! one table per part, then the whole as one line of JSON (the last line of the output).

@@ -120,7 +120,7 @@ pub trait Lock: Sync {
         self.name()
     }
 
-    /// One line for `--help` and the README.
+    /// One line for `--help` and the book's reference table.
     fn about(&self) -> &'static str;
 
     fn capabilities(&self) -> Capabilities;

@@ -121,7 +121,7 @@ pub trait Nemesis: Sync {
     /// The name users type (`--nemesis pause-holder`).
     fn name(&self) -> &'static str;
 
-    /// One line for `--help` and the README.
+    /// One line for `--help` and the book's reference table.
     fn about(&self) -> &'static str;
 
     /// What the nemesis needs from the lock and the run.

@@ -115,4 +115,55 @@ mod tests {
     fn a_cell_is_one_line_and_cannot_end_itself() {
         assert_eq!(super::super::cell("a |b\n c"), "a \\|b c");
     }
+
+    /// Every relative link of the README and the book names a file that is there, and the
+    /// README stays a page (the book holds the rest).
+    #[test]
+    fn the_readme_is_short_and_every_link_of_it_and_the_book_resolves() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(
+            readme.lines().count() <= 250,
+            "the README grew past 250 lines"
+        );
+        let mut pages = vec![root.join("README.md")];
+        let mut folders = vec![docs()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|e| e == "md") {
+                    pages.push(path);
+                }
+            }
+        }
+        let mut broken = Vec::new();
+        for page in &pages {
+            let text = std::fs::read_to_string(page).unwrap();
+            let mut in_code = false;
+            for line in text.lines() {
+                if line.starts_with("```") {
+                    in_code = !in_code;
+                }
+                if in_code {
+                    continue;
+                }
+                for target in line.split("](").skip(1).filter_map(|t| t.split(')').next()) {
+                    let file = target.split('#').next().unwrap_or("");
+                    if file.is_empty() || file.contains("://") {
+                        continue;
+                    }
+                    if !page.parent().unwrap().join(file).exists() {
+                        broken.push(format!("{}: {target}", page.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            broken.is_empty(),
+            "links to nothing:\n{}",
+            broken.join("\n")
+        );
+    }
 }

@@ -106,7 +106,7 @@ fn a_resource_that_dies_mid_run_makes_the_run_unknown() {
 /// A test hook changes what a run does behind its setup's back (here every grant reaches its
 /// worker five sixths of a TTL late, so a client holds the lock far less often): a debug build
 /// that ran with one records it, and no output calls that run valid, nor does a later check.
-/// (A release build has no hooks at all: README, "Test hooks".)
+/// (A release build has no hooks at all: docs/reliability.md, "Test hooks".)
 #[test]
 fn a_run_with_a_test_hook_says_so_and_is_never_valid() {
     let store = tempfile::tempdir().unwrap();
