@@ -12,6 +12,7 @@ use lockpick::bad_input::{open_history, Links};
 use lockpick::cli::{CheckArgs, Cli, Command};
 use lockpick::config::{bad, BadInput, RunConfig};
 use lockpick::report::summary;
+use lockpick::report::summary_md::RunSummary;
 use lockpick::text::stdout;
 use lockpick::text::terminal::{field, neutral};
 use lockpick::{
@@ -56,7 +57,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Run(args) => {
             let config = RunConfig::from_args(&args, std::env::args().collect())?;
             let interrupt = interrupt_on_signals()?;
-            let finished = run::run(&config, interrupt)?;
+            let finished = run::run(&config, interrupt, RunSummary::Published)?;
             stdout::print(&neutral(&summary::render(&finished.results)));
             let dir = finished.dir.display().to_string();
             say!("  store: {}", field(&dir));

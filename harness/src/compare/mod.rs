@@ -1,36 +1,26 @@
 //! `lockpick compare`: runs a matrix of locks × nemeses × fencing modes with the same seed and
 //! knobs per cell, judges each cell against what it was expected to show, and writes what CI
-//! systems read. The matrix comes from the flags or from a matrix file (`matrix`); planning
-//! (`plan`) builds each cell's configuration as `lockpick run` would, a refused cell being
-//! n/a; each finished cell is judged (`cell`); the outputs (`outputs`) are the table, the
-//! grid page, JUnit, JSON and `summary.md`.
+//! systems read. Its rooms, in the order a comparison goes through them:
 //!
-//! With `--shard K/N` only the shard's cells of the plan run (`shard`), and `compare.json` keeps
-//! what `merge` needs to join the shards into the outputs of one comparison (`shard_record`).
+//! - `plan/`: the matrix (from the flags or a matrix file), checked against the catalogues,
+//!   each cell's configuration built as `lockpick run` would (a refused cell is n/a);
+//! - running the planned cells is here, in this file (and `shrink_cells` after them);
+//! - `judge/`: each finished cell against its expectation, over its repeats;
+//! - `outputs/`: the table, the grid page, JUnit, JSON and `summary.md`, published into a new
+//!   folder (the same for `compare` and `merge`);
+//! - `shards/`: `--shard K/N` runs only its cells of the plan and keeps what `merge` needs to
+//!   judge them again and join the shards into the outputs of one comparison.
 //!
 //! The exit code is the gate: 1 when a cell broke its expectation, 2 when one could not prove
 //! it (or the comparison was interrupted), 0 when every expectation held. Without a matrix file
 //! every cell is expected valid, so a comparison exits as a run does.
 
-pub mod cell;
-mod judgement;
-mod junit;
-mod listing;
-mod lock_entries;
-pub mod matrix;
-mod merge;
-mod outputs;
-pub mod page;
-mod plan;
-mod publish;
-mod repeats;
-mod report_to;
-pub mod shard;
-mod shard_record;
-mod shard_runs;
+// The rooms, in the order a comparison goes through them.
+pub mod judge;
+pub mod outputs;
+pub mod plan;
+pub mod shards;
 mod shrink_cells;
-pub mod state;
-mod summary;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -43,19 +33,19 @@ use crate::config::RunConfig;
 use crate::report::links::Links;
 use crate::report::summary_md;
 use crate::run;
-use cell::{Cell, Figures, Judgement, Outcome};
-use judgement::Measured;
-pub use merge::merge;
+use judge::cell::{Cell, Figures, Judgement, Outcome};
+use judge::judgement::Measured;
 pub use outputs::{GRID, JSON, TABLE};
 use plan::PlannedCell;
-use shard_record::{CellResult, RepeatRecord, ShardPart};
+pub use shards::merge::merge;
+use shards::record::{CellResult, RepeatRecord, ShardPart};
 
 /// Runs the comparison and returns its exit code (see the module's doc). With `--report-to`,
 /// what stopped it is written there too.
 pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     let result = compare_planned(args, interrupt);
     if let (Err(error), Some(to)) = (&result, &args.report_to) {
-        if let Err(e) = report_to::failed(to, args.matrix.as_deref(), error) {
+        if let Err(e) = outputs::report_to::failed(to, args.matrix.as_deref(), error) {
             eprintln!("lockpick: {e:#}");
         }
     }
@@ -66,29 +56,28 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
     if args.check || args.list {
         let mut plan = plan::plan(args, plan::Checks::MatrixOnly)?;
         if let Some(shard) = args.shard {
-            let (records, _) = shard_record::planned(&plan);
-            let mut members = shard_record::members(&records, shard).into_iter();
+            let (records, _) = shards::record::planned(&plan);
+            let mut members = shards::record::members(&records, shard).into_iter();
             plan.cells.retain(|_| members.next().unwrap_or(false));
         }
         if args.json {
-            println!("{}", listing::json(&plan));
+            println!("{}", plan::listing::json(&plan));
         } else {
-            for line in listing::lines(&plan) {
+            for line in plan::listing::lines(&plan) {
                 println!("{line}");
             }
             if args.check {
-                println!("{}", listing::checked(&plan));
+                println!("{}", plan::listing::checked(&plan));
             }
         }
         return Ok(0);
     }
     let shrink_settings = shrink_cells::Settings::of(args)?;
     let plan = plan::plan(args, plan::Checks::MatrixAndMachine)?;
-    summary_md::runs_publish_step_summary(false);
     // A shard runs its own cells of the whole plan (every cell, without --shard).
-    let (records, fingerprint) = shard_record::planned(&plan);
+    let (records, fingerprint) = shards::record::planned(&plan);
     let in_shard = match args.shard {
-        Some(shard) => shard_record::members(&records, shard),
+        Some(shard) => shards::record::members(&records, shard),
         None => vec![true; plan.cells.len()],
     };
     let mine = || plan.cells.iter().zip(&in_shard).filter(|(_, &m)| m);
@@ -234,11 +223,11 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         })
         .collect();
     let ran = cells.iter().filter(|c| c.figures().is_some()).count();
-    let code = publish::exit_code(&cells, interrupted);
+    let code = outputs::publish::exit_code(&cells, interrupted);
     let links = Links::new(args.link_base.as_deref(), &plan.store, |key| {
         std::env::var(key).ok()
     });
-    let comparison = publish::Comparison {
+    let comparison = outputs::publish::Comparison {
         store: &plan.store,
         seed: plan.seed,
         seeds: &plan.seeds,
@@ -251,13 +240,13 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
     };
     // With --shrink, the summary is published once, with the shrinks; the files written
     // before them stay if the shrinks are interrupted.
-    let dir = publish::folder(&plan.store)?;
-    publish::write(&comparison, &cells, &links, &dir, shrink_settings.is_none())?;
+    let dir = outputs::publish::folder(&plan.store)?;
+    outputs::publish::write(&comparison, &cells, &links, &dir, shrink_settings.is_none())?;
     if args.shard.is_some() {
         // What `merge` judges the shard's cells by: their own histories.
         for (index, repeat, outcome) in &outcomes {
             if let Outcome::Ran(f) = outcome {
-                shard_runs::keep(&f.dir, &dir, &shard_runs::name(*index, *repeat))?;
+                shards::runs::keep(&f.dir, &dir, &shards::runs::name(*index, *repeat))?;
             }
         }
     }
@@ -265,7 +254,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         // The gate is decided: a shrink adds what it finds, and changes no verdict or code.
         let shrinks = shrink_cells::shrink_broken(&plan, &cells, settings, Arc::clone(&interrupt))?;
         shrink_cells::tell(&shrinks);
-        let summary = publish::summary(&comparison, &cells, &links, &dir, &shrinks);
+        let summary = outputs::publish::summary(&comparison, &cells, &links, &dir, &shrinks);
         summary_md::publish(&dir, &summary)?;
         crate::say!(
             "\nsummary with the shrinks: {}",
@@ -273,7 +262,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         );
     }
     if let Some(to) = &args.report_to {
-        report_to::copy(&dir, to)?;
+        outputs::report_to::copy(&dir, to)?;
     }
     Ok(code)
 }
@@ -281,7 +270,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
 /// Runs one cell; `None` if it was interrupted before its end.
 fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Figures>> {
     let started = Instant::now();
-    let finished = run::run(config, interrupt)?;
+    let finished = run::run(config, interrupt, summary_md::RunSummary::FolderOnly)?;
     finished.left_nothing_behind()?;
     if finished.interrupted {
         return Ok(None);

@@ -12,10 +12,10 @@ use std::time::Instant;
 use anyhow::Result;
 use lockpick_checkers::Validity;
 
-use super::cell::{judge, Cell, CellName, Judgement};
-use super::matrix::Expectation;
-use super::plan::Plan;
 use crate::cli::{CompareArgs, ViolationKind};
+use crate::compare::judge::cell::{judge, Cell, CellName, Judgement};
+use crate::compare::plan::matrix::Expectation;
+use crate::compare::plan::Plan;
 use crate::run::LeftBehind;
 use crate::shrink::{self, Budget, Request, Shrunk};
 use crate::text::shell;

@@ -8,7 +8,6 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 use lockpick_checkers::{Results, Validity};
@@ -281,12 +280,12 @@ fn details(out: &mut String, cells: &[SummaryCell]) {
     out.push_str("\n</details>\n");
 }
 
-/// Whether a finished run appends its summary to `$GITHUB_STEP_SUMMARY`. A comparison turns it
-/// off for its cells and publishes one summary for all of them.
-static RUNS_PUBLISH_STEP_SUMMARY: AtomicBool = AtomicBool::new(true);
-
-pub fn runs_publish_step_summary(on: bool) {
-    RUNS_PUBLISH_STEP_SUMMARY.store(on, Ordering::SeqCst);
+/// Where a finished run's summary goes: its folder always; `$GITHUB_STEP_SUMMARY` too when the
+/// run stands alone. A comparison or a shrink runs many and publishes one summary for them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunSummary {
+    Published,
+    FolderOnly,
 }
 
 /// Writes `summary.md` into `dir` and appends it to `$GITHUB_STEP_SUMMARY` when that is set.
@@ -302,7 +301,12 @@ pub fn publish(dir: &Path, markdown: &str) -> Result<()> {
 }
 
 /// A finished run's `summary.md`: its one cell.
-pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()> {
+pub fn write_run(
+    dir: &Path,
+    config: &RunConfig,
+    results: &Results,
+    summary: RunSummary,
+) -> Result<()> {
     let cell = SummaryCell {
         lock: config.lock.label().to_string(),
         nemesis: config.nemesis_name(),
@@ -330,7 +334,7 @@ pub fn write_run(dir: &Path, config: &RunConfig, results: &Results) -> Result<()
         notes.push(format!("Told: {note}"));
     }
     let markdown = render(&title, &[cell], &notes);
-    if RUNS_PUBLISH_STEP_SUMMARY.load(Ordering::SeqCst) {
+    if summary == RunSummary::Published {
         publish(dir, &markdown)
     } else {
         crate::files::safe_write::replace(&dir.join(SUMMARY), markdown)

@@ -113,7 +113,11 @@ struct RunInfo<'a> {
 }
 
 /// Runs one test and checks its history. `interrupt` is set by Ctrl-C or SIGTERM.
-pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
+pub fn run(
+    config: &RunConfig,
+    interrupt: Arc<AtomicBool>,
+    summary: crate::report::summary_md::RunSummary,
+) -> Result<Finished> {
     preflight(config)?;
     let mut prefix = RunPrefix::claim()?;
     let files = [
@@ -169,7 +173,7 @@ pub fn run(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Finished> {
         serde_json::to_string_pretty(&run_results)? + "\n",
     )?;
     crate::report::write_run_reports(&dir, &loaded)?;
-    crate::report::summary_md::write_run(&dir, config, &loaded.results)?;
+    crate::report::summary_md::write_run(&dir, config, &loaded.results, summary)?;
     crate::report::write_index(&config.store)?;
     Ok(Finished {
         dir,

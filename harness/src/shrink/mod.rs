@@ -199,7 +199,6 @@ fn shrink_source(request: &Request, source: Source, interrupt: Arc<AtomicBool>) 
     )?;
     let config = RunConfig::from_args(&run_args, words)?;
     crate::run::preflight(&config)?;
-    crate::report::summary_md::runs_publish_step_summary(false);
     let dir = create_shrink_dir(store)?;
     let budget = request.budget;
     eprintln!(

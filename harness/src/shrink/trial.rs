@@ -149,7 +149,11 @@ impl Replayer<'_> {
                 return Ok(None);
             }
             self.runs += 1;
-            let finished = crate::run::run(&config, Arc::clone(&self.interrupt))?;
+            let finished = crate::run::run(
+                &config,
+                Arc::clone(&self.interrupt),
+                crate::report::summary_md::RunSummary::FolderOnly,
+            )?;
             finished.left_nothing_behind()?;
             if finished.interrupted {
                 self.stopped = Some("interrupted".to_string());

@@ -8,14 +8,14 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::dom;
-use lockpick::compare::cell::Cell;
+use lockpick::compare::judge::cell::Cell;
 use lockpick::report::summary_md::Counts;
 use lockpick_checkers::Validity;
 
 /// A cell for the layout test: drawn, not run (the grid's width depends only on its text).
 fn drawn_cell(lock: &str, nemesis: &str, fencing: &str, verdict: Validity) -> Cell {
-    use lockpick::compare::cell::{CellName, Figures, Outcome};
-    use lockpick::compare::matrix::{CellExpectation, Expectation};
+    use lockpick::compare::judge::cell::{CellName, Figures, Outcome};
+    use lockpick::compare::plan::matrix::{CellExpectation, Expectation};
     let figures = Figures {
         verdict,
         counts: Counts {
@@ -78,8 +78,13 @@ fn the_grid_fits_a_1400_px_screen_at_19_nemeses() {
     }
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("compare.html");
-    let html =
-        lockpick::compare::page::render(&cells, 1, Path::new("/store/compare/x"), &[], false);
+    let html = lockpick::compare::outputs::page::render(
+        &cells,
+        1,
+        Path::new("/store/compare/x"),
+        &[],
+        false,
+    );
     std::fs::write(&page, html).unwrap();
     let facts = dom::facts(
         &page,

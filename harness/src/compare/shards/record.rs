@@ -7,11 +7,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::cell::{CellName, Outcome};
-use super::matrix::{CellExpectation, Expectation};
-use super::plan::{Plan, PlannedCell};
-use super::shard;
 use crate::cli::shard::Shard;
+use crate::compare::judge::cell::{CellName, Outcome};
+use crate::compare::plan::matrix::{CellExpectation, Expectation};
+use crate::compare::plan::{Plan, PlannedCell};
+use crate::compare::shards::split;
 
 /// `compare.json`'s `shard`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -114,7 +114,7 @@ impl PlannedRecord {
                 .collect(),
             why: cell.expected.why.clone(),
             at_least: cell.expected.at_least,
-            expected_ms: shard::expected_ms(cell),
+            expected_ms: split::expected_ms(cell),
             flags,
         }
     }
@@ -149,7 +149,7 @@ pub fn fingerprint(plan: &[PlannedRecord], seeds: &[u64]) -> String {
 /// Which of the plan's cells belong to `shard`.
 pub fn members(plan: &[PlannedRecord], shard: Shard) -> Vec<bool> {
     let costs: Vec<u64> = plan.iter().map(|c| c.expected_ms).collect();
-    shard::split(&costs, shard.n)
+    split::split(&costs, shard.n)
         .into_iter()
         .map(|s| s + 1 == shard.k)
         .collect()

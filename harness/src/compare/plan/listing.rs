@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::plan::Plan;
+use crate::compare::plan::Plan;
 
 #[derive(Serialize)]
 struct Entry<'a> {

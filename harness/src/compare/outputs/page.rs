@@ -11,9 +11,9 @@ use std::path::Path;
 use lockpick_checkers::Validity;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::cell::Cell;
-use super::outputs::{header, report_link, row, verdict_word};
-use super::state::{by_state, State, Tally};
+use crate::compare::judge::cell::Cell;
+use crate::compare::judge::state::{by_state, State, Tally};
+use crate::compare::outputs::{header, report_link, row, verdict_word};
 use crate::report;
 
 /// `compare.html` for `cells`, with links relative to the comparison's folder `dir`.
@@ -124,7 +124,8 @@ fn listing(id: &str, heading: &str, cells: &[&Cell], dir: &Path) -> Markup {
 
 fn evidence(c: &Cell) -> &str {
     match &c.judgement {
-        super::cell::Judgement::Broken(w) | super::cell::Judgement::Unproven(w) => w,
+        crate::compare::judge::cell::Judgement::Broken(w)
+        | crate::compare::judge::cell::Judgement::Unproven(w) => w,
         _ => "",
     }
 }

@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::judgement::{judge, Figures, Judgement};
-use super::judgement::{judge_told, Form, State};
-use super::matrix::CellExpectation;
-use super::repeats::{judge_repeats, tally, Repeat};
+pub use crate::compare::judge::judgement::{judge, Figures, Judgement};
+use crate::compare::judge::judgement::{judge_told, Form, State};
+use crate::compare::judge::repeats::{judge_repeats, tally, Repeat};
+use crate::compare::plan::matrix::CellExpectation;
 
 /// Which cell: a lock under a nemesis (several joined by `+`) with a fencing mode.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::cell::{CellName, Figures};
-use super::judgement::Measured;
-use super::shard_record::PlannedRecord;
 use crate::cli::{Cli, Command};
+use crate::compare::judge::cell::{CellName, Figures};
+use crate::compare::judge::judgement::Measured;
+use crate::compare::shards::record::PlannedRecord;
 use crate::config::parse_duration;
 use crate::files::safe_write;
 use crate::store;

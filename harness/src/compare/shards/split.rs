@@ -4,7 +4,7 @@
 //! planned cells alone: every job of the same matrix computes the same one, and `lockpick
 //! merge` checks each shard against it.
 
-use super::plan::PlannedCell;
+use crate::compare::plan::PlannedCell;
 
 /// A cell's expected time in ms: each repeat's time limit and its lock's start-up (the lock
 /// entry's word); an n/a cell runs nothing.

@@ -11,7 +11,7 @@ use lockpick_checkers::story::Story;
 use lockpick_checkers::{Results, Validity};
 use serde::{Deserialize, Serialize};
 
-use super::matrix::Expectation;
+use crate::compare::plan::matrix::Expectation;
 use crate::report::summary_md::Counts;
 use crate::report::HistoryFacts;
 
@@ -200,7 +200,7 @@ pub enum Judgement {
 }
 
 impl Judgement {
-    pub(super) fn rank(&self) -> u8 {
+    pub(in crate::compare) fn rank(&self) -> u8 {
         match self {
             Judgement::NotJudged | Judgement::Holds => 0,
             Judgement::Unproven(_) => 1,
@@ -256,7 +256,7 @@ impl State {
 
 /// Which form of a story a judgement quotes.
 #[derive(Clone, Copy)]
-pub(super) enum Form {
+pub(in crate::compare) enum Form {
     Full,
     Short,
 }
@@ -266,7 +266,11 @@ pub fn judge(expectation: Expectation, f: &Figures) -> Judgement {
     judge_told(expectation, f, Form::Full)
 }
 
-pub(super) fn judge_told(expectation: Expectation, f: &Figures, form: Form) -> Judgement {
+pub(in crate::compare) fn judge_told(
+    expectation: Expectation,
+    f: &Figures,
+    form: Form,
+) -> Judgement {
     let told = |full: &Option<String>, short: &Option<String>| {
         let story = match form {
             Form::Full => full,

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::cell::{Cell, Judgement};
-use super::outputs::{self, GRID, JSON, TABLE};
-use super::shard_record::ShardPart;
-use super::state::Tally;
 use super::{junit, page, summary};
+use crate::compare::judge::cell::{Cell, Judgement};
+use crate::compare::judge::state::Tally;
+use crate::compare::outputs::{self, GRID, JSON, TABLE};
+use crate::compare::shards::record::ShardPart;
 use crate::report;
 use crate::report::links::Links;
 use crate::report::summary_md;
@@ -93,7 +93,7 @@ pub fn summary(
     cells: &[Cell],
     links: &Links,
     dir: &Path,
-    shrinks: &[super::shrink_cells::CellShrink],
+    shrinks: &[crate::compare::shrink_cells::CellShrink],
 ) -> String {
     summary::Summary {
         cells,

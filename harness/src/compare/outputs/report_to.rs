@@ -9,8 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::shard_runs::RUNS;
 use crate::bad_input::BadInput;
+use crate::compare::shards::runs::RUNS;
 use crate::report;
 use crate::report::summary_md::{self, SUMMARY};
 use crate::store::{COMPARE_GRID, COMPARE_JSON, COMPARE_TABLE};
@@ -98,7 +98,7 @@ pub fn failed(to: &Path, matrix: Option<&Path>, error: &anyhow::Error) -> Result
     status.set_description(format!("{message}\nexit {code}: nothing ran\n"));
     suite.add_test_case(TestCase::new(format!("the comparison of {what}"), status));
     report.add_test_suite(suite);
-    let xml = super::junit::to_schema(&report.to_string()?)?;
+    let xml = crate::compare::outputs::junit::to_schema(&report.to_string()?)?;
     crate::files::safe_write::replace(&to.join(report::JUNIT), xml)
         .with_context(|| format!("--report-to {}: cannot write junit.xml", to.display()))?;
     Ok(())

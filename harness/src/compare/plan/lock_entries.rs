@@ -6,7 +6,7 @@
 
 use anyhow::Result;
 
-use super::matrix::LockEntry;
+use crate::compare::plan::matrix::LockEntry;
 use crate::config::bad;
 use crate::locks::{self, exec};
 

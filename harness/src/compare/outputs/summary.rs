@@ -13,9 +13,9 @@ use std::path::Path;
 
 use lockpick_checkers::Validity;
 
-use super::cell::Cell;
-use super::shrink_cells::{confirmed_words, CellShrink};
-use super::state::{by_state, State, Tally};
+use crate::compare::judge::cell::Cell;
+use crate::compare::judge::state::{by_state, State, Tally};
+use crate::compare::shrink_cells::{confirmed_words, CellShrink};
 use crate::report;
 use crate::report::counts::FIGURES;
 use crate::report::links::Links;
@@ -136,8 +136,8 @@ impl Summary<'_> {
                 "\nNot shown, to fit a comment: {}. Every cell is in `{}` and `{}` beside this \
                  summary.",
                 left_out.join(", "),
-                super::outputs::TABLE,
-                super::outputs::JSON,
+                crate::compare::outputs::TABLE,
+                crate::compare::outputs::JSON,
             );
         }
         out
@@ -311,7 +311,9 @@ impl Summary<'_> {
         for c in &cells {
             let k = c.figures().map_or(Counts::default(), |f| f.counts);
             let verdict = match (&c.outcome, c.figures()) {
-                (super::cell::Outcome::NotApplicable { reason }, _) => format!("n/a: {reason}"),
+                (crate::compare::judge::cell::Outcome::NotApplicable { reason }, _) => {
+                    format!("n/a: {reason}")
+                }
                 (_, Some(_)) => c.verdict_words().unwrap_or_default(),
                 _ => "-".to_string(),
             };
@@ -344,7 +346,7 @@ impl Summary<'_> {
 
     /// Where the reports are: linked, or their folder in the artifacts.
     fn where_reports_are(&self, out: &mut String) {
-        let page = self.dir.join(super::outputs::GRID);
+        let page = self.dir.join(crate::compare::outputs::GRID);
         match self.links.to(&page) {
             Some(link) => {
                 let _ = writeln!(out, "\nThe grid with every report: [compare.html]({link})");

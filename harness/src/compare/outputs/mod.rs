@@ -3,12 +3,18 @@
 //! (`junit`) and `summary.md` (`summary`), and the pieces they share: a cell's row and the link
 //! to its report.
 
+pub(crate) mod junit;
+pub mod page;
+pub(crate) mod publish;
+pub(crate) mod report_to;
+pub(crate) mod summary;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::cell::{Cell, Judgement, Outcome};
+use crate::compare::judge::cell::{Cell, Judgement, Outcome};
 use crate::report;
 use crate::report::counts::FIGURES;
 
@@ -24,7 +30,7 @@ pub struct Stored<'a> {
     pub cells: &'a [Cell],
     /// A shard's record for `lockpick merge` (absent from a whole comparison's).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<&'a super::shard_record::ShardPart>,
+    pub shard: Option<&'a crate::compare::shards::record::ShardPart>,
 }
 
 fn latency(ms: Option<f64>) -> String {
@@ -102,7 +108,7 @@ pub fn table_markdown(cells: &[Cell], seed: u64, gate: &str) -> String {
         header.join(" | "),
         "---|".repeat(header.len())
     );
-    for cell in super::state::by_state(cells) {
+    for cell in crate::compare::judge::state::by_state(cells) {
         let cells: Vec<String> = row(cell)
             .iter()
             .map(|c| crate::text::markdown::escape(c))

@@ -5,7 +5,7 @@ use lockpick_checkers::setup::SetupRecord;
 use lockpick_checkers::Validity;
 
 use super::*;
-use crate::compare::matrix::Expectation;
+use crate::compare::plan::matrix::Expectation;
 use crate::report::summary_md::Counts;
 
 fn figures(verdict: Validity, counts: Counts) -> Figures {

@@ -34,9 +34,7 @@ use serde::Deserialize;
 use crate::cli::CellKnobs;
 use crate::config::bad;
 
-#[path = "matrix_lists.rs"]
 mod lists;
-#[path = "matrix_lock_entry.rs"]
 mod lock_entry;
 pub use lock_entry::LockEntry;
 
@@ -340,5 +338,4 @@ impl CellExpectation {
 }
 
 #[cfg(test)]
-#[path = "matrix_tests.rs"]
 mod tests;

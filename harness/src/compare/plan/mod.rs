@@ -3,15 +3,18 @@
 //! exactly as `lockpick run` would build it. A cell whose lock refuses its nemesis is planned as
 //! n/a with the configuration's own refusal, and the rest of the matrix still runs.
 
+pub(crate) mod listing;
+pub(crate) mod lock_entries;
+pub mod matrix;
+
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
 
-use super::cell::CellName;
-use super::lock_entries;
-use super::matrix::{CellExpectation, Expectation, LockEntry, Matrix};
 use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs, RunKnobs, Until};
+use crate::compare::judge::cell::CellName;
+use crate::compare::plan::matrix::{CellExpectation, Expectation, LockEntry, Matrix};
 use crate::config::{bad, RunConfig};
 use crate::run;
 
@@ -238,13 +241,13 @@ pub fn repeat_seed(seed: u64, r: usize) -> u64 {
 }
 
 /// A group's `at-least` must say how many of the repeats, and only of "invalid".
-fn at_least_fits(group: &super::matrix::ExpectGroup, repeat: usize) -> Result<()> {
+fn at_least_fits(group: &crate::compare::plan::matrix::ExpectGroup, repeat: usize) -> Result<()> {
     let Some(k) = group.at_least else {
         return Ok(());
     };
     if !group
         .expectations()
-        .contains(&super::matrix::Expectation::Invalid)
+        .contains(&crate::compare::plan::matrix::Expectation::Invalid)
     {
         return Err(bad(format!(
             "an [[expect]] group's at-least = {k} needs expect = \"invalid\""

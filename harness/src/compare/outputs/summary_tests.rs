@@ -2,8 +2,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::*;
-use crate::compare::cell::{CellName, Figures, Outcome};
-use crate::compare::matrix::{CellExpectation, Expectation};
+use crate::compare::judge::cell::{CellName, Figures, Outcome};
+use crate::compare::plan::matrix::{CellExpectation, Expectation};
 use crate::compare::shrink_cells::CellShrink;
 
 /// A cell as a finished run would give it; `broken` when it is expected valid but is invalid.

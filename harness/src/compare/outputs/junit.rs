@@ -11,8 +11,8 @@ use std::path::Path;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use quick_xml::events::{BytesStart, Event};
 
-use super::cell::{Cell, Judgement, Outcome};
-use super::outputs::{relative, verdict_word};
+use crate::compare::judge::cell::{Cell, Judgement, Outcome};
+use crate::compare::outputs::{relative, verdict_word};
 use crate::report;
 
 /// The `type` of a failed case: the cell did not show what it was expected to show.

@@ -12,11 +12,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde::Deserialize;
 
-use super::cell::{Cell, Outcome};
-use super::shard_record::{self, ShardPart};
-use super::{plan, publish, report_to, shard_runs, JSON};
+use super::runs;
 use crate::cli::shard::{Shard, MAX_SHARDS};
 use crate::cli::MergeArgs;
+use crate::compare::judge::cell::{Cell, Outcome};
+use crate::compare::outputs::{publish, report_to};
+use crate::compare::shards::record::{self, ShardPart};
+use crate::compare::{plan, JSON};
 use crate::config::bad;
 use crate::report::links::Links;
 
@@ -83,9 +85,9 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
                     outcomes[result.index].push((None, outcome));
                     continue;
                 };
-                let name = shard_runs::name(result.index, r);
-                let kept = dir.join(shard_runs::RUNS).join(&name);
-                match shard_runs::measure(&kept, &planned.name, planned, seeds[r], recorded) {
+                let name = runs::name(result.index, r);
+                let kept = dir.join(runs::RUNS).join(&name);
+                match runs::measure(&kept, &planned.name, planned, seeds[r], recorded) {
                     Ok(figures) => {
                         outcomes[result.index].push((Some(name), Outcome::Ran(Box::new(figures))))
                     }
@@ -117,7 +119,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
         for (name, mut outcome) in of_cell {
             if let (Some(name), Outcome::Ran(figures)) = (name, &mut outcome) {
                 // The merged comparison keeps the runs it was judged by, in its own folder.
-                figures.dir = shard_runs::keep(&figures.dir, &dir, &name)?;
+                figures.dir = runs::keep(&figures.dir, &dir, &name)?;
             }
             kept_outcomes.push(outcome);
         }
@@ -180,7 +182,7 @@ fn read(dir: &Path) -> Result<ShardPart> {
             "shard {shard} is not K/N with 1 <= K <= N <= {MAX_SHARDS}"
         )));
     }
-    let fingerprint = shard_record::fingerprint(&part.plan, &part.seeds);
+    let fingerprint = record::fingerprint(&part.plan, &part.seeds);
     if fingerprint != part.fingerprint {
         return Err(refuse(
             "its plan does not match its fingerprint (the file was changed)".to_string(),
@@ -200,7 +202,7 @@ fn read(dir: &Path) -> Result<ShardPart> {
             "a cell's expectation is not one lockpick knows".to_string(),
         ));
     }
-    let members = shard_record::members(&part.plan, shard);
+    let members = record::members(&part.plan, shard);
     let mine: Vec<usize> = (0..part.plan.len()).filter(|&i| members[i]).collect();
     let given: Vec<usize> = part.results.iter().map(|r| r.index).collect();
     if given != mine {
@@ -258,8 +260,8 @@ fn same_comparison(a: &ShardPart, b: &ShardPart, a_dir: &Path, b_dir: &Path) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::cell::CellName;
-    use crate::compare::shard_record::{CellResult, PlannedRecord, RepeatRecord};
+    use crate::compare::judge::cell::CellName;
+    use crate::compare::shards::record::{CellResult, PlannedRecord, RepeatRecord};
 
     /// A shard record of one cell that its lock refuses, fingerprinted as compare would.
     fn every_cell_na(dir: &Path) {
@@ -279,7 +281,7 @@ mod tests {
         let part = ShardPart {
             k: 1,
             n: 1,
-            fingerprint: shard_record::fingerprint(&plan, &seeds),
+            fingerprint: record::fingerprint(&plan, &seeds),
             seed: 7,
             seeds,
             matrix: None,

@@ -1,8 +1,8 @@
 //! Where each cell stands against its expectation, and the gate's outcome in words: what the
 //! page title, the summary's heading and the JUnit report all say, in the same terms.
 
-use super::cell::Cell;
-pub use super::judgement::State;
+use crate::compare::judge::cell::Cell;
+pub use crate::compare::judge::judgement::State;
 
 /// How many cells stand where, and what that makes of the gate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

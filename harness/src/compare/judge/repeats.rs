@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use lockpick_checkers::Validity;
 use serde::Serialize;
 
-use super::judgement::{judge, Figures, Judgement};
-use super::matrix::{CellExpectation, Expectation};
+use crate::compare::judge::judgement::{judge, Figures, Judgement};
+use crate::compare::plan::matrix::{CellExpectation, Expectation};
 
 /// One repeat of a cell: its seed, what it showed, and its run's folder.
 #[derive(Clone, Debug, Serialize)]
