@@ -15,7 +15,7 @@
 //! it (or the comparison was interrupted), 0 when every expectation held. Without a matrix file
 //! every cell is expected valid, so a comparison exits as a run does.
 
-// The rooms, in the order a comparison goes through them.
+// The rooms (the module doc above says what each holds).
 pub mod judge;
 pub mod outputs;
 pub mod plan;
