@@ -28,6 +28,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_clock: Support::Yes,
     clock_mover: super::entry::ClockMover::Vdso,
     leader: Support::Yes,
+    persistence: Support::No(
+        "etcd writes every change to its own log before it answers; --persistence sets redis-server's append-only file",
+    ),
 };
 
 pub struct EtcdService {
