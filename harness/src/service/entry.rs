@@ -36,9 +36,7 @@ pub struct ServiceEntry {
     pub leader: Support,
     /// Whether its servers are redis-server, whose data `--persistence` keeps on disk across a
     /// restart (and why the knob means nothing to it otherwise): the configuration consults
-    /// it, and its `start` gives each server [`Persistence::redis_args`] in a folder of its own.
-    ///
-    /// [`Persistence::redis_args`]: super::persistence::Persistence::redis_args
+    /// it, and its `start` gives each server `service::redis::persistence_args`.
     pub persistence: Support,
 }
 

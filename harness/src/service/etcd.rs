@@ -29,7 +29,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     clock_mover: super::entry::ClockMover::Vdso,
     leader: Support::Yes,
     persistence: Support::No(
-        "etcd writes every change to its own log before it answers; --persistence sets redis-server's append-only file",
+        "etcd writes every change to its own log before it answers, whatever the knob says",
     ),
 };
 

@@ -52,7 +52,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     clock_mover: super::entry::ClockMover::Faketime,
     leader: Support::No("one PostgreSQL server stands alone: there is no leader to aim at"),
     persistence: Support::No(
-        "PostgreSQL keeps its own write-ahead log; --persistence sets redis-server's append-only file",
+        "PostgreSQL writes every change to its own log before it answers, whatever the knob says",
     ),
 };
 

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 
 use anyhow::{bail, Context, Result};
 
+use super::persistence::Persistence;
 use super::ServiceSetup;
 use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
 use crate::runtime::{Node, Runtime};
@@ -134,14 +135,32 @@ impl LockService for RedisService {
 /// asks. An append-only file lives in a folder of the server's own under the run's scratch
 /// (`redis-<node>`, made here and removed with the run; the Docker runtime mounts the scratch
 /// at the same path), so a restart with the same words reads back what it wrote.
+/// RDB snapshots stay off either way: a snapshot taken between a grant and a kill would be one
+/// more, untimed, way to keep a key.
 pub fn persistence_args(setup: &ServiceSetup, node: &Node) -> Result<Vec<OsString>> {
-    if !setup.persistence.keeps_data() {
+    let fsync = match setup.persistence {
+        Persistence::None => None,
+        Persistence::AofEverysec => Some("everysec"),
+        Persistence::AofAlways => Some("always"),
+    };
+    let mut args: Vec<OsString> = ["--save", ""].map(OsString::from).to_vec();
+    let dir = match fsync {
         // Nothing is written: every server may share the scratch as its working folder.
-        return Ok(setup.persistence.redis_args(setup.scratch));
-    }
-    let dir = setup.scratch.join(format!("redis-{}", node.name));
-    std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(setup.persistence.redis_args(&dir))
+        None => {
+            args.extend(["--appendonly", "no"].map(OsString::from));
+            setup.scratch.to_path_buf()
+        }
+        Some(fsync) => {
+            args.extend(["--appendonly", "yes", "--appendfsync", fsync].map(OsString::from));
+            // Its own folder: two servers appending to one file would corrupt it.
+            let dir = setup.scratch.join(format!("redis-{}", node.name));
+            std::fs::create_dir(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            dir
+        }
+    };
+    args.extend([OsString::from("--dir"), dir.into_os_string()]);
+    Ok(args)
 }
 
 fn now_ms() -> i64 {
