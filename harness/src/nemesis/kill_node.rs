@@ -33,7 +33,7 @@ impl Nemesis for KillNode {
     }
 
     fn about(&self) -> &'static str {
-        "Kill a random server (SIGKILL), restart it after the fault duration."
+        "Kill a random server (SIGKILL), restart it after --restart-after (else the fault duration)."
     }
 
     /// The classic failure: a server without persistence restarts, empty, while the lease it
