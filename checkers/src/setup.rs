@@ -102,6 +102,15 @@ pub struct SetupRecord {
     /// Each service's server program, when `--server-bin` chose it.
     #[serde(default, deserialize_with = "lenient")]
     pub server_bins: BTreeMap<String, String>,
+    /// What each server kept on disk across a restart (`--persistence`: `none`,
+    /// `aof-everysec`, `aof-always`); absent for a lock whose servers take no such knob, and in
+    /// older histories.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub persistence: Option<String>,
 }
 
 impl SetupRecord {
@@ -131,10 +140,12 @@ mod tests {
             "fencing": "off", "nemesis": "pause-holder", "clients": 3, "seed": 7,
             "prefix": "lp1", "servers": ["10.0.0.2:6379"], "runtime": "netns",
             "runtime_facts": null, "server_versions": {"redis": "7.0.15"}, "server_bins": {},
+            "persistence": "aof-always",
         });
         let record: SetupRecord = serde_json::from_value(line.clone()).unwrap();
         assert_eq!(record.checked.nemeses(), ["pause-holder"]);
         assert_eq!(record.server_versions["redis"], "7.0.15");
+        assert_eq!(record.persistence.as_deref(), Some("aof-always"));
         assert_eq!(serde_json::to_value(&record).unwrap(), line);
     }
 

@@ -85,6 +85,7 @@ fn start_once(lock: &dyn Lock, logs: &std::path::Path) -> Result<Duration> {
         faketime: false,
         launches: &mut std::collections::BTreeMap::new(),
         server_bin: None,
+        persistence: Default::default(),
     })?;
     let elapsed = started.elapsed();
     children.stop_all(Duration::from_secs(3));

@@ -22,9 +22,9 @@ pub const DEFAULT_LOSS: u8 = 30;
 #[derive(Args, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct FaultFlags {
-    /// How long each fault lasts: a pause, a partition, a kill's downtime, a clock jump
-    /// [default: each nemesis's own, twice the TTL for most; kill-node restarts within the
-    /// lease, after a quarter of the TTL].
+    /// How long each fault lasts: a pause, a partition, a kill's downtime (unless
+    /// --restart-after is given), a clock jump [default: each nemesis's own, twice the TTL for
+    /// most; kill-node restarts within the lease, after a quarter of the TTL].
     #[arg(long, alias = "pause", allow_hyphen_values = true, value_parser = duration_word)]
     pub fault_duration: Option<String>,
     /// Mean quiet time between two faults of a nemesis (each is drawn from 0.5x to 1.5x this)
@@ -44,6 +44,12 @@ pub struct FaultFlags {
     /// Percent of packets the loss nemesis drops [default: 30].
     #[arg(long)]
     pub loss: Option<u8>,
+    /// How long a server that a nemesis kills (kill-node) stays down before it restarts with
+    /// the same command: the kill's fault window lasts this long, in place of --fault-duration,
+    /// which goes on shaping the other nemeses' faults [default: --fault-duration if given,
+    /// else a quarter of the TTL].
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
+    pub restart_after: Option<String>,
 }
 
 impl FaultFlags {
@@ -59,12 +65,13 @@ impl FaultFlags {
 
     /// The duration flags as typed, by name without the dashes, for a caller that checks them
     /// under its own names (a matrix file's keys).
-    pub fn durations(&self) -> [(&'static str, &Option<String>); 4] {
+    pub fn durations(&self) -> [(&'static str, &Option<String>); 5] {
         [
             ("fault-duration", &self.fault_duration),
             ("fault-interval", &self.fault_interval),
             ("clock-jump", &self.clock_jump),
             ("delay", &self.delay),
+            ("restart-after", &self.restart_after),
         ]
     }
 }
@@ -121,6 +128,7 @@ mod tests {
             clock_jump: Some("4s".to_string()),
             delay: Some("1s".to_string()),
             loss: Some(7),
+            restart_after: Some("3s".to_string()),
         };
         let words = std::iter::once("lockpick".to_string()).chain(set.words());
         assert_eq!(Flags::parse_from(words).faults, set);

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::flag_words;
 use super::values::{duration_word, runtime_values};
+use crate::service::persistence::Persistence;
 
 /// Each field's name is its flag (`--time-limit`) and its matrix key (`time-limit =`), so
 /// [`RunKnobs::or`] and [`RunKnobs::words`] go through serde rather than a list of fields.
@@ -57,6 +58,12 @@ pub struct RunKnobs {
     #[arg(long = "server-bin", value_name = "SERVICE=PATH")]
     #[serde(default, rename = "server-bin", skip_serializing_if = "Vec::is_empty")]
     pub server_bins: Vec<String>,
+    /// What each redis-server keeps on disk, so that a server killed and restarted (kill-node)
+    /// comes back with the locks it granted: `none`, or an append-only file fsynced every
+    /// second or before every reply; only for locks whose servers are redis-server
+    /// [default: none].
+    #[arg(long, value_enum)]
+    pub persistence: Option<Persistence>,
 }
 
 impl RunKnobs {
@@ -133,6 +140,7 @@ mod tests {
             runtime: Some("docker".to_string()),
             images: vec!["redis=redis:7.4".to_string(), "etcd=etcd:3".to_string()],
             server_bins: vec!["redis=/opt/redis-server".to_string()],
+            persistence: Some(Persistence::AofEverysec),
         };
         let words = std::iter::once("lockpick".to_string()).chain(set.words());
         assert_eq!(Flags::parse_from(words).knobs, set);
@@ -147,7 +155,10 @@ mod tests {
             .words()
             .into_iter()
             .filter_map(|w| w.strip_prefix("--").map(str::to_string))
-            .filter(|key| !["clients", "runtime", "image", "server-bin"].contains(&key.as_str()))
+            .filter(|key| {
+                !["clients", "runtime", "image", "server-bin", "persistence"]
+                    .contains(&key.as_str())
+            })
             .count();
         assert_eq!(durations.len(), strings);
     }

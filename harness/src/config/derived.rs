@@ -71,9 +71,16 @@ impl RunConfig {
         Ok(())
     }
 
-    /// How long each fault of `nemesis` lasts.
+    /// How long each fault of `nemesis` lasts: a killed server's downtime is `--restart-after`
+    /// when given, any other fault `--fault-duration`, else the nemesis's own default.
     pub fn duration_of(&self, nemesis: &dyn Nemesis) -> Duration {
-        if self.faults.fault_duration_given {
+        if let Some(downtime) = self
+            .faults
+            .restart_after
+            .filter(|_| nemesis.kills_servers())
+        {
+            downtime
+        } else if self.faults.fault_duration_given {
             self.faults.fault_duration
         } else {
             nemesis.default_duration(self.ttl)

@@ -38,6 +38,13 @@ pub(super) fn check(
             return Err(bad(format!("{flag} must be 1ms or more")));
         }
     }
+    let restart_after = match &flags.restart_after {
+        Some(text) => Some(parse_duration("--restart-after", text)?),
+        None => None,
+    };
+    if restart_after.is_some_and(|d| d < Duration::from_millis(1)) {
+        return Err(bad("--restart-after must be 1ms or more"));
+    }
     let loss = flags.loss.unwrap_or(DEFAULT_LOSS);
     if loss == 0 || loss > 100 {
         return Err(bad(format!(
@@ -52,6 +59,7 @@ pub(super) fn check(
         clock_jump,
         delay,
         loss,
+        restart_after,
         client_deadline_ns: time_limit.as_nanos() as u64,
     })
 }

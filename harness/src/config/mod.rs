@@ -9,6 +9,7 @@ use serde::Serialize;
 mod derived;
 mod duration;
 mod fault_knobs;
+pub mod restarts;
 mod runtime_choice;
 pub mod server_bin;
 
@@ -20,6 +21,7 @@ use crate::locks::{self, Lock};
 use crate::nemesis::{self, FaultKnobs, Needs, Nemesis};
 use crate::runtime::RuntimeKind;
 use crate::schedule::{self, Schedule};
+use crate::service::persistence::Persistence;
 
 /// Everything a run needs, checked. Defaults are documented on the flags in `cli`.
 #[derive(Clone, Debug, Serialize)]
@@ -44,6 +46,9 @@ pub struct RunConfig {
     /// The knobs that shape faults (config.json records them among the run's own).
     #[serde(flatten)]
     pub faults: FaultKnobs,
+    /// What each server keeps on disk across a restart (`--persistence`); `None` for a lock
+    /// whose servers take no such knob.
+    pub persistence: Option<Persistence>,
     /// A schedule to replay instead of drawing one.
     pub schedule: Option<PathBuf>,
     #[serde(serialize_with = "as_millis")]
@@ -118,6 +123,9 @@ impl RunConfig {
             None => lock,
         };
         let knobs = &args.knobs;
+        if let Some(why) = restarts::refusal(lock, &[], knobs.persistence, None) {
+            return Err(bad(why));
+        }
         let ttl = parse_duration("--ttl", knobs.ttl())?;
         if ttl < Duration::from_millis(10) {
             return Err(bad(format!(
@@ -235,6 +243,10 @@ impl RunConfig {
         for n in &nemeses {
             refuse_mismatch(lock, *n)?;
         }
+        let restart_after = args.faults.restart_after.as_deref();
+        if let Some(why) = restarts::refusal(lock, &nemeses, None, restart_after) {
+            return Err(bad(why));
+        }
         // The critical section: as asked, or long enough for every nemesis's classic failure.
         let work = match &knobs.work {
             Some(text) => parse_duration("--work", text)?,
@@ -285,6 +297,7 @@ impl RunConfig {
             work,
             quiet,
             faults,
+            persistence: restarts::kept(lock, knobs.persistence),
             schedule: args.schedule.clone(),
             op_timeout,
             jam_bound,

@@ -105,6 +105,11 @@ pub struct FaultKnobs {
     #[serde(serialize_with = "as_millis")]
     pub delay: Duration,
     pub loss: u8,
+    /// How long a server a nemesis kills stays down (--restart-after), when given: the window
+    /// of every nemesis that [kills servers](Nemesis::kills_servers), in place of
+    /// `fault_duration`.
+    #[serde(serialize_with = "as_optional_millis")]
+    pub restart_after: Option<Duration>,
     /// No client process starts after this (ns since the run began): a replacement gets it.
     #[serde(skip)]
     pub client_deadline_ns: u64,
@@ -112,6 +117,13 @@ pub struct FaultKnobs {
 
 fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_millis() as u64)
+}
+
+fn as_optional_millis<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&(d.as_millis() as u64)),
+        None => s.serialize_none(),
+    }
 }
 
 /// One kind of fault. Contract: the `begin` its [`Aim`] calls records the fault's start
@@ -139,6 +151,13 @@ pub trait Nemesis: Sync {
     /// given (`None`: the default one will do).
     fn default_work(&self, _ttl: Duration) -> Option<Duration> {
         None
+    }
+
+    /// Whether its faults kill lock-service servers and restart them when they end. Such a
+    /// nemesis's window is `--restart-after` when given (how long the server stays down), and
+    /// the flag is refused for a run none of whose nemeses kills a server.
+    fn kills_servers(&self) -> bool {
+        false
     }
 
     /// What its faults hit, and so when they go off and how each begins there.

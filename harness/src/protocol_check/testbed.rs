@@ -71,6 +71,7 @@ impl Testbed {
             server_clock: false,
             launches: &mut BTreeMap::new(),
             server_bin: None,
+            persistence: Default::default(),
         })?;
         Ok(Testbed {
             children,

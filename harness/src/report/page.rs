@@ -196,6 +196,7 @@ const MILLISECONDS: &[&str] = &[
     "clock_jump",
     "delay",
     "op_timeout",
+    "restart_after",
 ];
 
 /// Recorded entries that are not parameters: the command is shown whole above, and what ran

@@ -79,9 +79,14 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             && config.lock.service_entry().clock_mover == ClockMover::Faketime,
         launches: &mut launches,
         server_bin: config.server_bins.get(service.name()).map(PathBuf::as_path),
+        persistence: config.persistence.unwrap_or_default(),
     })?;
+    let keeping = match config.persistence {
+        Some(kept) if kept.keeps_data() => format!(", each keeping its data ({})", kept.name()),
+        _ => String::new(),
+    };
     crate::tell!(
-        "lockpick: {} ready on {} node(s) in {:.2} s",
+        "lockpick: {} ready on {} node(s) in {:.2} s{keeping}",
         crate::text::terminal::field(config.lock.label()),
         servers.len(),
         started.elapsed().as_secs_f64()
@@ -146,6 +151,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             .into_iter()
             .map(|(service, path)| (service.to_string(), path.display().to_string()))
             .collect(),
+        persistence: config.persistence.map(|kept| kept.name().to_string()),
     };
     log.append(Op::new(
         clock.now(),

@@ -34,6 +34,10 @@ pub struct ServiceEntry {
     /// Whether one of its servers leads the others (and why not): the leader nemeses
     /// (`kill-leader`, `pause-leader`, `partition-leader`) consult it.
     pub leader: Support,
+    /// Whether its servers are redis-server, whose data `--persistence` keeps on disk across a
+    /// restart (and why the knob means nothing to it otherwise): the configuration consults
+    /// it, and its `start` gives each server `service::redis::persistence_args`.
+    pub persistence: Support,
 }
 
 /// How a clock nemesis moves a service's servers' clocks.

@@ -28,6 +28,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_clock: Support::Yes,
     clock_mover: super::entry::ClockMover::Vdso,
     leader: Support::Yes,
+    persistence: Support::No(
+        "etcd writes every change to its own log before it answers, whatever the knob says",
+    ),
 };
 
 pub struct EtcdService {

@@ -4,6 +4,7 @@ pub mod catalogue;
 pub mod entry;
 pub mod etcd;
 pub mod http_date;
+pub mod persistence;
 pub mod postgres;
 pub mod redis;
 pub mod support;
@@ -235,6 +236,8 @@ pub struct ServiceSetup<'a> {
     pub launches: &'a mut BTreeMap<String, Launch>,
     /// `--server-bin`: the server to run instead of the one the runtime finds.
     pub server_bin: Option<&'a Path>,
+    /// `--persistence`: what a redis-server keeps on disk (services whose entry supports it).
+    pub persistence: persistence::Persistence,
 }
 
 impl ServiceSetup<'_> {

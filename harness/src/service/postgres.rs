@@ -51,6 +51,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_clock: Support::Yes,
     clock_mover: super::entry::ClockMover::Faketime,
     leader: Support::No("one PostgreSQL server stands alone: there is no leader to aim at"),
+    persistence: Support::No(
+        "PostgreSQL writes every change to its own log before it answers, whatever the knob says",
+    ),
 };
 
 /// The newest installed server's bin/ folder.

@@ -1,10 +1,14 @@
-//! Debian's redis-server, one per node, without persistence: the setup of a typical Redis lease
-//! (one node) or of Redlock (five independent nodes that never talk to each other).
+//! Debian's redis-server, one per node, without persistence unless `--persistence` asks: the
+//! setup of a typical Redis lease (one node) or of Redlock (five independent nodes that never
+//! talk to each other).
 
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use std::ffi::OsString;
 
+use anyhow::{bail, Context, Result};
+
+use super::persistence::Persistence;
 use super::ServiceSetup;
 use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
 use crate::runtime::{Node, Runtime};
@@ -14,7 +18,7 @@ pub const PORT: u16 = 6379;
 
 pub static SERVICE: ServiceEntry = ServiceEntry {
     name: "redis",
-    about: "Debian's redis-server, one per node, without persistence",
+    about: "Debian's redis-server, one per node, without persistence unless --persistence asks",
     server_bin: ServerBinForm::Executable,
     // redis-server reads the time through libc: it runs under libfaketime.
     server_bin_example: "/opt/redis-7.4/redis-server",
@@ -23,6 +27,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     leader: Support::No(
         "its servers lead nothing: each redis-server stands alone, with no replica",
     ),
+    persistence: Support::Yes,
 };
 
 pub struct RedisService {
@@ -81,10 +86,8 @@ impl LockService for RedisService {
             launch
                 .args(["--bind", &node.ip.to_string()])
                 .args(["--port", &PORT.to_string()])
-                .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
-                .args(["--daemonize", "no"])
-                .arg("--dir")
-                .arg(setup.scratch)
+                .args(persistence_args(setup, node)?)
+                .args(["--protected-mode", "no", "--daemonize", "no"])
                 .arg("--logfile")
                 .arg(&log);
             if setup.faketime {
@@ -126,6 +129,38 @@ impl LockService for RedisService {
             .ok()?;
         answer.try_recv().ok()
     }
+}
+
+/// The words that make the redis-server on `node` keep its data, or not, as `--persistence`
+/// asks. An append-only file lives in a folder of the server's own under the run's scratch
+/// (`redis-<node>`, made here and removed with the run; the Docker runtime mounts the scratch
+/// at the same path), so a restart with the same words reads back what it wrote.
+/// RDB snapshots stay off either way: a snapshot taken between a grant and a kill would be one
+/// more, untimed, way to keep a key.
+pub fn persistence_args(setup: &ServiceSetup, node: &Node) -> Result<Vec<OsString>> {
+    let fsync = match setup.persistence {
+        Persistence::None => None,
+        Persistence::AofEverysec => Some("everysec"),
+        Persistence::AofAlways => Some("always"),
+    };
+    let mut args: Vec<OsString> = ["--save", ""].map(OsString::from).to_vec();
+    let dir = match fsync {
+        // Nothing is written: every server may share the scratch as its working folder.
+        None => {
+            args.extend(["--appendonly", "no"].map(OsString::from));
+            setup.scratch.to_path_buf()
+        }
+        Some(fsync) => {
+            args.extend(["--appendonly", "yes", "--appendfsync", fsync].map(OsString::from));
+            // Its own folder: two servers appending to one file would corrupt it.
+            let dir = setup.scratch.join(format!("redis-{}", node.name));
+            std::fs::create_dir(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            dir
+        }
+    };
+    args.extend([OsString::from("--dir"), dir.into_os_string()]);
+    Ok(args)
 }
 
 fn now_ms() -> i64 {

@@ -45,6 +45,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     server_clock: Support::Yes,
     clock_mover: super::entry::ClockMover::Vdso,
     leader: Support::Yes,
+    persistence: Support::No(
+        "ZooKeeper writes every change to its own log before it answers, whatever the knob says",
+    ),
 };
 
 pub struct ZookeeperService {

@@ -43,6 +43,7 @@ mod renewal_order;
 mod repeats;
 mod report_dom;
 mod reports;
+mod restarts;
 mod server_clocks;
 mod server_versions;
 mod service_seams;

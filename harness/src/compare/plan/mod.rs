@@ -312,21 +312,29 @@ fn configure(
             }
             Ok(Ok(config))
         }
-        Err(e) if refuses(&lock.lock, &name.nemesis) => Ok(Err(e.to_string())),
+        Err(e) if refuses(&lock.lock, &name.nemesis, knobs) => Ok(Err(e.to_string())),
         Err(e) => Err(e),
     }
 }
 
 /// Whether the cell's lock refuses one of its nemeses, by the nemesis's needs against the lock's
-/// capabilities (the same test the configuration makes).
-fn refuses(lock: &str, nemesis: &str) -> bool {
+/// capabilities, or a knob means nothing to the cell (`--persistence` on a lock whose servers
+/// are not redis-server, `--restart-after` where no nemesis kills a server): the same tests the
+/// configuration makes.
+fn refuses(lock: &str, nemesis: &str, knobs: &CellKnobs) -> bool {
     let Some(lock) = crate::locks::find(lock) else {
         return false;
     };
-    nemesis
+    let nemeses: Vec<_> = nemesis
         .split('+')
         .filter_map(crate::nemesis::find)
+        .collect();
+    let persistence = knobs.run.persistence;
+    let restart_after = knobs.faults.restart_after.as_deref();
+    nemeses
+        .iter()
         .any(|n| n.needs().refusal(&lock.capabilities()).is_some())
+        || crate::config::restarts::refusal(lock, &nemeses, persistence, restart_after).is_some()
 }
 
 /// The file's list (`key` names it in an error), else the default.

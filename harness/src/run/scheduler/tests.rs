@@ -244,6 +244,7 @@ fn knobs() -> FaultKnobs {
         delay: Duration::from_secs(2),
         loss: 30,
         partition_mode: PartitionMode::Drop,
+        restart_after: None,
         client_deadline_ns: 10_000_000_000,
     }
 }
