@@ -41,8 +41,10 @@ pub const PARTITION_LEADER: LeaderNemesis = LeaderNemesis {
 };
 
 /// A fault long enough for the others to notice their leader is gone and elect another:
-/// ZooKeeper's followers give a silent leader syncLimit × tickTime (5 s) before they do.
-const FAILOVER: Duration = Duration::from_secs(6);
+/// ZooKeeper's followers give a silent leader syncLimit × tickTime (5 s), then elect; cut off
+/// by dropped packets, 3 of 10 ensembles had no leader yet at 6 s, all did at 7 s. It still
+/// fits a comparison's 10 s cells (first fault by 1.5 s, heal at 9 s).
+const FAILOVER: Duration = Duration::from_secs(7);
 
 impl Nemesis for LeaderNemesis {
     fn name(&self) -> &'static str {
