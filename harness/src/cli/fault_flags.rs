@@ -44,7 +44,7 @@ pub struct FaultFlags {
     /// Percent of packets the loss nemesis drops [default: 30].
     #[arg(long)]
     pub loss: Option<u8>,
-    /// How long a server that a nemesis kills (kill-node) stays down before it restarts with
+    /// How long a server that a nemesis kills (kill-node, kill-leader) stays down before it restarts with
     /// the same command: the kill's fault window lasts this long, in place of --fault-duration,
     /// which goes on shaping the other nemeses' faults [default: --fault-duration if given,
     /// else a quarter of the TTL].

@@ -99,6 +99,7 @@ pub fn nemeses() -> String {
         .map(|n| {
             let aim = match n.aim() {
                 Aim::Server(_) => "a random server".to_string(),
+                Aim::Leader(_) => "the leader, as the servers name it".to_string(),
                 Aim::Client(_) => "a random client".to_string(),
                 Aim::Holder(Trigger::Read, _) => "the holder, as it reads".to_string(),
                 Aim::Holder(_, _) => "the holder, as it is granted".to_string(),

@@ -29,6 +29,7 @@ mod failover_causes;
 mod gate;
 mod hostile_inputs;
 mod hostile_summaries;
+mod leader_faults;
 mod lease_claims;
 mod leases;
 mod lifecycle;
