@@ -124,6 +124,25 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
         }
     }
     let found = runtime_leftovers();
+    let runs = runs_to_clean(args, &found);
+    let mut removed = 0;
+    for prefix in &runs {
+        removed += clean_run(args, prefix, &found);
+    }
+    if runs.is_empty() {
+        say(format_args!("nothing to clean"));
+    } else if !args.dry_run {
+        say(format_args!("removed {removed} namespace(s)"));
+    }
+    Ok(())
+}
+
+/// Every run that left something, recorded or found by a runtime, narrowed to `--prefix`: the
+/// whole list is known before the first removal.
+fn runs_to_clean(
+    args: &CleanArgs,
+    found: &[(&dyn RuntimeKind, Vec<Leftover>)],
+) -> BTreeSet<String> {
     let mut runs = recorded_runs();
     runs.extend(
         found
@@ -133,108 +152,130 @@ pub fn clean(args: &CleanArgs) -> Result<()> {
     if let Some(only) = &args.prefix {
         runs.retain(|prefix| prefix == only);
     }
+    runs
+}
+
+/// One run, unless it is still alive: its runtimes' leftovers, cgroups, scratch and records,
+/// in that order. Returns how many namespaces went.
+fn clean_run(args: &CleanArgs, prefix: &str, found: &[(&dyn RuntimeKind, Vec<Leftover>)]) -> usize {
+    let of_run: Vec<(&dyn RuntimeKind, Vec<&Leftover>)> = found
+        .iter()
+        .map(|(kind, all)| (*kind, all.iter().filter(|l| l.prefix == prefix).collect()))
+        .collect();
+    let all_pids: Vec<nix::unistd::Pid> = of_run
+        .iter()
+        .flat_map(|(_, leftovers)| leftovers.iter().flat_map(|l| l.pids.iter().copied()))
+        .collect();
+    if !args.force {
+        if let Some(why) = liveness(prefix, &all_pids) {
+            say(format_args!(
+                "{prefix}: still running ({why}), left alone (use --force to remove it anyway)"
+            ));
+            return 0;
+        }
+    }
+    // Only what the run recorded making is its own: a namespace or container that merely
+    // carries its prefix may be anyone's.
+    let made = run_prefix::made(prefix);
     let mut removed = 0;
-    for prefix in &runs {
-        let of_run: Vec<(&dyn RuntimeKind, Vec<&Leftover>)> = found
-            .iter()
-            .map(|(kind, all)| (*kind, all.iter().filter(|l| &l.prefix == prefix).collect()))
-            .collect();
-        let all_pids: Vec<nix::unistd::Pid> = of_run
-            .iter()
-            .flat_map(|(_, leftovers)| leftovers.iter().flat_map(|l| l.pids.iter().copied()))
-            .collect();
-        if !args.force {
-            if let Some(why) = liveness(prefix, &all_pids) {
-                say(format_args!(
-                    "{prefix}: still running ({why}), left alone (use --force to remove it anyway)"
-                ));
-                continue;
+    for (kind, leftovers) in of_run {
+        removed += remove_runtime_leftovers(prefix, kind, leftovers, &made, args.dry_run);
+    }
+    remove_cgroups(prefix, &made, args.dry_run);
+    remove_scratch(prefix, &made, args.dry_run);
+    if !args.dry_run {
+        for suffix in [".lock", ".controller", ".made"] {
+            let record = leftover_path(Path::new(run_prefix::RUN_DIR), prefix, suffix);
+            if let Some(record) = record.filter(|r| ours(r, false) == Ownership::Ours) {
+                let _ = fs::remove_file(record);
             }
         }
-        // Only what the run recorded making is its own: a namespace or container that merely
-        // carries its prefix may be anyone's.
-        let made = run_prefix::made(prefix);
-        for (kind, leftovers) in of_run {
-            let (recorded, unrecorded): (Vec<&Leftover>, Vec<&Leftover>) = leftovers
-                .into_iter()
-                .partition(|l| made.contains(&l.record));
-            for leftover in unrecorded {
-                say(format_args!(
-                    "{prefix}: {} is not in the record of what its run made, left alone",
-                    leftover.record
-                ));
-            }
-            let recorded: Vec<Leftover> = recorded.into_iter().cloned().collect();
-            let removal = kind.remove(&recorded, args.dry_run);
-            for line in removal.said {
-                say(format_args!("{prefix}: {line}"));
-            }
-            for line in removal.failed {
-                complain(format_args!("{prefix}: {line}"));
-            }
-            removed += removal.namespaces;
+    }
+    removed
+}
+
+/// What one runtime found of the run, removed by that runtime, but only what the run recorded
+/// making. Returns how many namespaces went.
+fn remove_runtime_leftovers(
+    prefix: &str,
+    kind: &dyn RuntimeKind,
+    leftovers: Vec<&Leftover>,
+    made: &BTreeSet<String>,
+    dry_run: bool,
+) -> usize {
+    let (recorded, unrecorded): (Vec<&Leftover>, Vec<&Leftover>) = leftovers
+        .into_iter()
+        .partition(|l| made.contains(&l.record));
+    for leftover in unrecorded {
+        say(format_args!(
+            "{prefix}: {} is not in the record of what its run made, left alone",
+            leftover.record
+        ));
+    }
+    let recorded: Vec<Leftover> = recorded.into_iter().cloned().collect();
+    let removal = kind.remove(&recorded, dry_run);
+    for line in removal.said {
+        say(format_args!("{prefix}: {line}"));
+    }
+    for line in removal.failed {
+        complain(format_args!("{prefix}: {line}"));
+    }
+    removal.namespaces
+}
+
+/// Whatever of the run still runs, wherever it went: its cgroup, by its record. Apart from the
+/// runtimes' leftovers because a process may have left its namespace.
+fn remove_cgroups(prefix: &str, made: &BTreeSet<String>, dry_run: bool) {
+    for cgroup in made
+        .iter()
+        .filter_map(|l| crate::processes::cgroup::recorded(prefix, l))
+    {
+        if !cgroup.exists() {
+            continue;
         }
-        // Whatever of the run still runs, wherever it went: its cgroup, by its record.
-        for cgroup in made
-            .iter()
-            .filter_map(|l| crate::processes::cgroup::recorded(prefix, l))
-        {
-            if !cgroup.exists() {
-                continue;
-            }
-            if args.dry_run {
-                say(format_args!(
-                    "{prefix}: would kill and remove {}",
+        if dry_run {
+            say(format_args!(
+                "{prefix}: would kill and remove {}",
+                cgroup.display()
+            ));
+        } else {
+            let deadline = std::time::Instant::now() + crate::processes::cgroup::TEARDOWN_WAIT;
+            match crate::processes::cgroup::kill_and_remove(&cgroup, deadline) {
+                Ok(()) => say(format_args!(
+                    "{prefix}: killed and removed {}",
                     cgroup.display()
-                ));
-            } else {
-                let deadline = std::time::Instant::now() + crate::processes::cgroup::TEARDOWN_WAIT;
-                match crate::processes::cgroup::kill_and_remove(&cgroup, deadline) {
-                    Ok(()) => say(format_args!(
-                        "{prefix}: killed and removed {}",
-                        cgroup.display()
-                    )),
-                    Err(e) => complain(format_args!("{prefix}: {e:#}")),
-                }
-            }
-        }
-        let scratch = leftover_path(Path::new(crate::run::SCRATCH_ROOT), prefix, "")
-            .filter(|_| made.contains("scratch"));
-        match scratch.as_deref().map(|path| (path, ours(path, true))) {
-            None | Some((_, Ownership::Missing)) => {}
-            Some((path, Ownership::Foreign(why))) => say(format_args!(
-                "{prefix}: {} {why}, left alone",
-                path.display()
-            )),
-            Some((path, Ownership::Ours)) if args.dry_run => {
-                say(format_args!("{prefix}: would remove {}", path.display()))
-            }
-            Some((path, Ownership::Ours)) => {
-                crate::runtime::faketime::forget_all(path);
-                match fs::remove_dir_all(path) {
-                    Ok(()) => say(format_args!("{prefix}: removed {}", path.display())),
-                    Err(e) => complain(format_args!(
-                        "{prefix}: cannot remove {}: {e}",
-                        path.display()
-                    )),
-                }
-            }
-        }
-        if !args.dry_run {
-            for suffix in [".lock", ".controller", ".made"] {
-                let record = leftover_path(Path::new(run_prefix::RUN_DIR), prefix, suffix);
-                if let Some(record) = record.filter(|r| ours(r, false) == Ownership::Ours) {
-                    let _ = fs::remove_file(record);
-                }
+                )),
+                Err(e) => complain(format_args!("{prefix}: {e:#}")),
             }
         }
     }
-    if runs.is_empty() {
-        say(format_args!("nothing to clean"));
-    } else if !args.dry_run {
-        say(format_args!("removed {removed} namespace(s)"));
+}
+
+/// The run's scratch folder, only when the run recorded making it and it is still ours: after
+/// the processes, which may have had files open in it.
+fn remove_scratch(prefix: &str, made: &BTreeSet<String>, dry_run: bool) {
+    let scratch = leftover_path(Path::new(crate::run::SCRATCH_ROOT), prefix, "")
+        .filter(|_| made.contains("scratch"));
+    match scratch.as_deref().map(|path| (path, ours(path, true))) {
+        None | Some((_, Ownership::Missing)) => {}
+        Some((path, Ownership::Foreign(why))) => say(format_args!(
+            "{prefix}: {} {why}, left alone",
+            path.display()
+        )),
+        Some((path, Ownership::Ours)) if dry_run => {
+            say(format_args!("{prefix}: would remove {}", path.display()))
+        }
+        Some((path, Ownership::Ours)) => {
+            crate::runtime::faketime::forget_all(path);
+            match fs::remove_dir_all(path) {
+                Ok(()) => say(format_args!("{prefix}: removed {}", path.display())),
+                Err(e) => complain(format_args!(
+                    "{prefix}: cannot remove {}: {e}",
+                    path.display()
+                )),
+            }
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -41,58 +41,9 @@ pub fn write(path: &Path, lines: u64, shape: Shape) -> Result<u64> {
     let mut fault = 0;
     let mut time = 1_000;
     for h in 0..holds {
-        let p = h % CLIENTS;
-        let other = (h + 1) % CLIENTS;
-        let acq = format!("{p}.{h}");
-        let failed = format!("{other}.f{h}");
-        let client = p.to_string();
-        let token = h + 1;
-        out.line(
-            time,
-            &other.to_string(),
-            "invoke",
-            "acquire",
-            &acquisition(&failed),
-        )?;
-        out.line(time + 10, &client, "invoke", "acquire", &acquisition(&acq))?;
-        out.line(
-            time + 50,
-            &other.to_string(),
-            "fail",
-            "acquire",
-            &failed_value(&failed),
-        )?;
-        let lease = format!(
-            r#"{{"live_until":{},"expires_by":{}}}"#,
-            time + 900,
-            time + 1_100
-        );
-        let ok = format!(r#"{{"acquisition":"{acq}","token":{token},"lease":{lease}}}"#);
-        out.line(time + 100, &client, "ok", "acquire", &ok)?;
-        let used = format!(r#"{{"acquisition":"{acq}","token":{token}}}"#);
-        for (k, f) in [(0, "read"), (1, "write")] {
-            let at = time + 200 + k * 200;
-            out.line(at, &client, "invoke", f, &used)?;
-            seq += 1;
-            let access = format!(
-                r#"{{"seq":{seq},"process":{p},"acquisition":"{acq}","token":{token},"op":"{f}","value":{h}}}"#
-            );
-            out.line(at + 50, "\"resource\"", "ok", "access", &access)?;
-            let done = format!(r#"{{"acquisition":"{acq}","token":{token},"value":{h}}}"#);
-            out.line(at + 100, &client, "ok", f, &done)?;
-        }
-        out.line(time + 700, &client, "invoke", "release", &acquisition(&acq))?;
-        out.line(time + 800, &client, "ok", "release", &acquisition(&acq))?;
+        seq = write_hold(&mut out, h, time, seq)?;
         if h % HOLDS_PER_FAULT == 0 {
-            let start = serde_json::to_string(&FaultRecord {
-                id: fault,
-                fault: FaultKind::Pause,
-                targets: vec![Target::Client(p)],
-                nemesis: Some("pause-holder".to_string()),
-                effective: Some(true),
-            })?;
-            out.line(time + 150, "\"nemesis\"", "info", "start", &start)?;
-            out.line(time + 650, "\"nemesis\"", "info", "stop", &start)?;
+            write_fault(&mut out, fault, h % CLIENTS, time)?;
             fault += 1;
         }
         // The next hold starts after this one's release, or, overlapping, before it.
@@ -105,6 +56,69 @@ pub fn write(path: &Path, lines: u64, shape: Shape) -> Result<u64> {
     out.line(time + 1_000, "\"harness\"", "ok", "final-read", &last)?;
     out.out.flush()?;
     Ok(out.index)
+}
+
+/// Hold `h`, from `time`: the bulk of every history, its [`LINES_PER_HOLD`] lines written in
+/// one place. Returns the resource's access count after it (`seq` before it).
+fn write_hold(out: &mut Lines, h: u64, time: u64, mut seq: u64) -> Result<u64> {
+    let p = h % CLIENTS;
+    let other = (h + 1) % CLIENTS;
+    let acq = format!("{p}.{h}");
+    let failed = format!("{other}.f{h}");
+    let client = p.to_string();
+    let token = h + 1;
+    out.line(
+        time,
+        &other.to_string(),
+        "invoke",
+        "acquire",
+        &acquisition(&failed),
+    )?;
+    out.line(time + 10, &client, "invoke", "acquire", &acquisition(&acq))?;
+    out.line(
+        time + 50,
+        &other.to_string(),
+        "fail",
+        "acquire",
+        &failed_value(&failed),
+    )?;
+    let lease = format!(
+        r#"{{"live_until":{},"expires_by":{}}}"#,
+        time + 900,
+        time + 1_100
+    );
+    let ok = format!(r#"{{"acquisition":"{acq}","token":{token},"lease":{lease}}}"#);
+    out.line(time + 100, &client, "ok", "acquire", &ok)?;
+    let used = format!(r#"{{"acquisition":"{acq}","token":{token}}}"#);
+    for (k, f) in [(0, "read"), (1, "write")] {
+        let at = time + 200 + k * 200;
+        out.line(at, &client, "invoke", f, &used)?;
+        seq += 1;
+        let access = format!(
+            r#"{{"seq":{seq},"process":{p},"acquisition":"{acq}","token":{token},"op":"{f}","value":{h}}}"#
+        );
+        out.line(at + 50, "\"resource\"", "ok", "access", &access)?;
+        let done = format!(r#"{{"acquisition":"{acq}","token":{token},"value":{h}}}"#);
+        out.line(at + 100, &client, "ok", f, &done)?;
+    }
+    out.line(time + 700, &client, "invoke", "release", &acquisition(&acq))?;
+    out.line(time + 800, &client, "ok", "release", &acquisition(&acq))?;
+    Ok(seq)
+}
+
+/// Fault `id`, a pause of client `p` inside the hold that starts at `time`: only every
+/// [`HOLDS_PER_FAULT`] holds, so it is written apart from the hold.
+fn write_fault(out: &mut Lines, id: u64, p: u64, time: u64) -> Result<()> {
+    let start = serde_json::to_string(&FaultRecord {
+        id,
+        fault: FaultKind::Pause,
+        targets: vec![Target::Client(p)],
+        nemesis: Some("pause-holder".to_string()),
+        effective: Some(true),
+    })?;
+    out.line(time + 150, "\"nemesis\"", "info", "start", &start)?;
+    out.line(time + 650, "\"nemesis\"", "info", "stop", &start)?;
+    Ok(())
 }
 
 fn acquisition(acq: &str) -> String {

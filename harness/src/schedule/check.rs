@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::bad_input::bad;
 use crate::locks::Lock;
 use crate::nemesis;
-use crate::nemesis::window::{Targets, LEADER};
+use crate::nemesis::window::{Targets, Window, LEADER};
 use crate::schedule::Schedule;
 
 /// The most fault windows a run may draw: more is a typo in a flag, and would take memory
@@ -83,60 +83,76 @@ pub fn check_replay(
     };
     let fault_ms = fault_time.as_millis() as u64;
     for (i, window) in schedule.windows.iter().enumerate() {
-        let nemesis = window.nemesis.as_str();
-        let Some(entry) = nemesis::find(nemesis) else {
+        check_window(path, i, window, &nodes, fault_ms, lock, clients)?;
+    }
+    Ok(())
+}
+
+/// Fault `i` of the schedule at `path`: a known nemesis, a time that fits, nodes the run has
+/// and the nemesis can hit. Apart from [`check_replay`] because it is asked of every window.
+fn check_window(
+    path: &Path,
+    i: usize,
+    window: &Window,
+    nodes: &Nodes,
+    fault_ms: u64,
+    lock: &dyn Lock,
+    clients: u32,
+) -> anyhow::Result<()> {
+    let file = path.display();
+    let nemesis = window.nemesis.as_str();
+    let Some(entry) = nemesis::find(nemesis) else {
+        return Err(bad(format!(
+            "--schedule {file}: fault {i} is of nemesis {nemesis:?}, which lockpick does not \
+             know"
+        )));
+    };
+    if window.duration_ms == 0 {
+        return Err(bad(format!(
+            "--schedule {file}: fault {i} ({nemesis}) lasts 0 ms"
+        )));
+    }
+    let end = window.start_ms.saturating_add(window.duration_ms);
+    if end > fault_ms {
+        return Err(bad(format!(
+            "--schedule {file}: fault {i} ({nemesis}) lasts until {:.3} s, after the faults \
+             of this run end at {:.3} s (--time-limit minus --quiet)",
+            end as f64 / 1e3,
+            fault_ms as f64 / 1e3
+        )));
+    }
+    let kind = entry.aim().targets();
+    // A leader nemesis's window names "the leader", found when the fault opens.
+    let names_leader = |name: &String| kind == Targets::Leader && name == LEADER;
+    let named = (window.targets.iter())
+        .chain(window.cuts.iter().flat_map(|(a, b)| [a, b]))
+        .filter(|name| !names_leader(name));
+    for name in named {
+        if !nodes.has(name) {
             return Err(bad(format!(
-                "--schedule {file}: fault {i} is of nemesis {nemesis:?}, which lockpick does not \
-                 know"
-            )));
-        };
-        if window.duration_ms == 0 {
-            return Err(bad(format!(
-                "--schedule {file}: fault {i} ({nemesis}) lasts 0 ms"
+                "--schedule {file}: fault {i} ({nemesis}) aims at node {name:?}, which a \
+                 --lock {} run with --clients {clients} does not have (it has {})",
+                lock.name(),
+                nodes.describe()
             )));
         }
-        let end = window.start_ms.saturating_add(window.duration_ms);
-        if end > fault_ms {
-            return Err(bad(format!(
-                "--schedule {file}: fault {i} ({nemesis}) lasts until {:.3} s, after the faults \
-                 of this run end at {:.3} s (--time-limit minus --quiet)",
-                end as f64 / 1e3,
-                fault_ms as f64 / 1e3
-            )));
-        }
-        let kind = entry.aim().targets();
-        // A leader nemesis's window names "the leader", found when the fault opens.
-        let names_leader = |name: &String| kind == Targets::Leader && name == LEADER;
-        let named = (window.targets.iter())
-            .chain(window.cuts.iter().flat_map(|(a, b)| [a, b]))
-            .filter(|name| !names_leader(name));
-        for name in named {
-            if !nodes.has(name) {
-                return Err(bad(format!(
-                    "--schedule {file}: fault {i} ({nemesis}) aims at node {name:?}, which a \
-                     --lock {} run with --clients {clients} does not have (it has {})",
-                    lock.name(),
-                    nodes.describe()
-                )));
-            }
-        }
-        let fits = |name: &String| match kind {
-            Targets::Servers => nodes.is_server(name),
-            Targets::Clients => nodes.is_client(name),
-            Targets::Leader => name == LEADER,
-            Targets::Holder => false,
-        };
-        if let Some(name) = window.targets.iter().find(|name| !fits(name)) {
-            return Err(bad(format!(
-                "--schedule {file}: fault {i} ({nemesis}) aims at node {name}, which is not a \
-                 node it can hit"
-            )));
-        }
-        if kind != Targets::Holder && window.targets.is_empty() {
-            return Err(bad(format!(
-                "--schedule {file}: fault {i} ({nemesis}) names no node to hit"
-            )));
-        }
+    }
+    let fits = |name: &String| match kind {
+        Targets::Servers => nodes.is_server(name),
+        Targets::Clients => nodes.is_client(name),
+        Targets::Leader => name == LEADER,
+        Targets::Holder => false,
+    };
+    if let Some(name) = window.targets.iter().find(|name| !fits(name)) {
+        return Err(bad(format!(
+            "--schedule {file}: fault {i} ({nemesis}) aims at node {name}, which is not a \
+             node it can hit"
+        )));
+    }
+    if kind != Targets::Holder && window.targets.is_empty() {
+        return Err(bad(format!(
+            "--schedule {file}: fault {i} ({nemesis}) names no node to hit"
+        )));
     }
     Ok(())
 }
@@ -178,7 +194,6 @@ pub fn refuse_runaway(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nemesis::window::Window;
 
     fn window(nemesis: &str, targets: &[&str]) -> Window {
         Window {

@@ -71,6 +71,72 @@ impl ZookeeperService {
             jars: None,
         }
     }
+
+    /// Waits for every server only once all are launched: an ensemble serves no one until a
+    /// quorum has started.
+    fn wait_until_serving(&self, setup: &mut ServiceSetup) -> Result<()> {
+        for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {
+            let log = setup.logs.join(format!("zookeeper-{}.log", node.name));
+            let address: SocketAddr = endpoint.parse()?;
+            setup.wait_for("ZooKeeper", node, &log, move || serving(address))?;
+            if setup.server_clock {
+                let admin = SocketAddr::from((node.ip, ADMIN_PORT));
+                setup.wait_for("ZooKeeper's AdminServer", node, &log, move || {
+                    super::http_date::dated(admin, "/commands/ruok")
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The folder of jars the servers run and their class path, the servlet API added when the
+/// AdminServer opens: chosen once, before any server is configured.
+fn server_class_path(setup: &ServiceSetup) -> Result<(PathBuf, String)> {
+    // Without --server-bin, Debian's layout, as the node sees it (in a container, the
+    // image's files, which the host cannot look into).
+    let (jars, class_path) = match setup.server_bin {
+        Some(folder) => (
+            folder.to_path_buf(),
+            class_path(folder)
+                .with_context(|| format!("{} holds no ZooKeeper jars", folder.display()))?,
+        ),
+        None => (PathBuf::from(JARS), class_path_debian(Path::new(JARS))),
+    };
+    let servlet_api = jars.join(SERVLET_API);
+    let class_path = if setup.server_clock && servlet_api.is_file() {
+        format!("{class_path}:{}", servlet_api.display())
+    } else {
+        class_path
+    };
+    Ok((jars, class_path))
+}
+
+/// Server `i`'s folder, `myid` and `zoo.cfg` (`servers` lists the whole ensemble); returns the
+/// config's path. Its own step: the file is the server's whole configuration.
+fn write_config(setup: &ServiceSetup, i: usize, node: &Node, servers: &str) -> Result<PathBuf> {
+    let admin = if setup.server_clock {
+        format!("admin.enableServer=true\nadmin.serverPort={ADMIN_PORT}\n")
+    } else {
+        "admin.enableServer=false\n".to_string()
+    };
+    let dir = setup.scratch.join(format!("zookeeper-{}", node.name));
+    fs::create_dir_all(dir.join("data"))?;
+    crate::files::safe_write::write_new(&dir.join("data/myid"), format!("{}\n", i + 1))?;
+    let config = dir.join("zoo.cfg");
+    crate::files::safe_write::write_new(
+        &config,
+        format!(
+            "tickTime={TICK_MS}\ninitLimit=20\nsyncLimit=10\ndataDir={}\n\
+             clientPort={CLIENT_PORT}\nclientPortAddress={}\n{servers}\
+             4lw.commands.whitelist=ruok,srvr,stat,mntr,conf,cons\n\
+             {admin}admin.serverAddress={}\n",
+            dir.join("data").display(),
+            node.ip,
+            node.ip
+        ),
+    )?;
+    Ok(config)
 }
 
 impl LockService for ZookeeperService {
@@ -131,27 +197,7 @@ impl LockService for ZookeeperService {
             .runtime
             .find_program(first, "java")
             .context("java is not installed")?;
-        // Without --server-bin, Debian's layout, as the node sees it (in a container, the
-        // image's files, which the host cannot look into).
-        let (jars, class_path) = match setup.server_bin {
-            Some(folder) => (
-                folder.to_path_buf(),
-                class_path(folder)
-                    .with_context(|| format!("{} holds no ZooKeeper jars", folder.display()))?,
-            ),
-            None => (PathBuf::from(JARS), class_path_debian(Path::new(JARS))),
-        };
-        let servlet_api = jars.join(SERVLET_API);
-        let class_path = if setup.server_clock && servlet_api.is_file() {
-            format!("{class_path}:{}", servlet_api.display())
-        } else {
-            class_path
-        };
-        let admin = if setup.server_clock {
-            format!("admin.enableServer=true\nadmin.serverPort={ADMIN_PORT}\n")
-        } else {
-            "admin.enableServer=false\n".to_string()
-        };
+        let (jars, class_path) = server_class_path(setup)?;
         self.jars = Some(jars);
         let servers: String = setup
             .nodes
@@ -160,22 +206,7 @@ impl LockService for ZookeeperService {
             .map(|(i, n)| format!("server.{}={}:2888:3888\n", i + 1, n.ip))
             .collect();
         for (i, node) in setup.nodes.iter().enumerate() {
-            let dir = setup.scratch.join(format!("zookeeper-{}", node.name));
-            fs::create_dir_all(dir.join("data"))?;
-            crate::files::safe_write::write_new(&dir.join("data/myid"), format!("{}\n", i + 1))?;
-            let config = dir.join("zoo.cfg");
-            crate::files::safe_write::write_new(
-                &config,
-                format!(
-                    "tickTime={TICK_MS}\ninitLimit=20\nsyncLimit=10\ndataDir={}\n\
-                     clientPort={CLIENT_PORT}\nclientPortAddress={}\n{servers}\
-                     4lw.commands.whitelist=ruok,srvr,stat,mntr,conf,cons\n\
-                     {admin}admin.serverAddress={}\n",
-                    dir.join("data").display(),
-                    node.ip,
-                    node.ip
-                ),
-            )?;
+            let config = write_config(setup, i, node, &servers)?;
             let log = setup.logs.join(format!("zookeeper-{}.log", node.name));
             let mut launch = Launch::new(node, java.clone(), log);
             launch
@@ -196,18 +227,7 @@ impl LockService for ZookeeperService {
             setup.launch(launch, false)?;
             self.endpoints.push(format!("{}:{CLIENT_PORT}", node.ip));
         }
-        for (node, endpoint) in setup.nodes.iter().zip(&self.endpoints) {
-            let log = setup.logs.join(format!("zookeeper-{}.log", node.name));
-            let address: SocketAddr = endpoint.parse()?;
-            setup.wait_for("ZooKeeper", node, &log, move || serving(address))?;
-            if setup.server_clock {
-                let admin = SocketAddr::from((node.ip, ADMIN_PORT));
-                setup.wait_for("ZooKeeper's AdminServer", node, &log, move || {
-                    super::http_date::dated(admin, "/commands/ruok")
-                })?;
-            }
-        }
-        Ok(())
+        self.wait_until_serving(setup)
     }
 
     fn endpoints(&self) -> Vec<String> {
