@@ -115,6 +115,8 @@ fn ours(path: &Path, folder: bool) -> Ownership {
     Ownership::Ours
 }
 
+/// Cleans what every dead run left (only `--prefix`'s when named); a live run is left alone
+/// unless `--force`.
 pub fn clean(args: &CleanArgs) -> Result<()> {
     if let Some(only) = &args.prefix {
         if !run_prefix::is_prefix(only) {
