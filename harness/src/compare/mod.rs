@@ -4,7 +4,7 @@
 //!
 //! - `plan/`: the matrix (from the flags or a matrix file), checked against the catalogues,
 //!   each cell's configuration built as `lockpick run` would (a refused cell is n/a);
-//! - running the planned cells is here, in this file (and `shrink_cells` after them);
+//! - `run_cells`: running the planned cells (and `shrink_cells` after them);
 //! - `judge/`: each finished cell against its expectation, over its repeats;
 //! - `outputs/`: the table, the grid page, JUnit, JSON and `summary.md`, published into a new
 //!   folder (the same for `compare` and `merge`);
@@ -19,24 +19,23 @@
 pub mod judge;
 pub mod outputs;
 pub mod plan;
+mod run_cells;
 pub mod shards;
 mod shrink_cells;
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use anyhow::Result;
 
 use crate::cli::CompareArgs;
-use crate::config::RunConfig;
 use crate::report::links::Links;
 use crate::report::summary_md;
-use crate::run;
-use judge::cell::{Cell, Figures, Judgement, Outcome};
-use judge::judgement::Measured;
+use judge::cell::{Cell, Outcome};
 pub use outputs::{GRID, JSON, TABLE};
-use plan::PlannedCell;
+use plan::{Plan, PlannedCell};
+use run_cells::Finished;
 pub use shards::merge::merge;
 use shards::record::{CellResult, RepeatRecord, ShardPart};
 
@@ -52,25 +51,10 @@ pub fn compare(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     result
 }
 
+/// The stages of a comparison in their order: plan, run, judge, publish (and shrink).
 fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     if args.check || args.list {
-        let mut plan = plan::plan(args, plan::Checks::MatrixOnly)?;
-        if let Some(shard) = args.shard {
-            let (records, _) = shards::record::planned(&plan);
-            let mut members = shards::record::members(&records, shard).into_iter();
-            plan.cells.retain(|_| members.next().unwrap_or(false));
-        }
-        if args.json {
-            println!("{}", plan::listing::json(&plan));
-        } else {
-            for line in plan::listing::lines(&plan) {
-                println!("{line}");
-            }
-            if args.check {
-                println!("{}", plan::listing::checked(&plan));
-            }
-        }
-        return Ok(0);
+        return list_plan(args);
     }
     let shrink_settings = shrink_cells::Settings::of(args)?;
     let plan = plan::plan(args, plan::Checks::MatrixAndMachine)?;
@@ -80,7 +64,85 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         Some(shard) => shards::record::members(&records, shard),
         None => vec![true; plan.cells.len()],
     };
-    let mine = || plan.cells.iter().zip(&in_shard).filter(|(_, &m)| m);
+    let runnable = announce(args, &plan, &in_shard);
+    let outcomes = run_cells::run_all(&plan, &in_shard, runnable, &interrupt)?;
+    let interrupted = interrupt.load(Ordering::SeqCst);
+    let shard = args.shard.map(|shard| ShardPart {
+        k: shard.k,
+        n: shard.n,
+        fingerprint: fingerprint.clone(),
+        seed: plan.seed,
+        seeds: plan.seeds.clone(),
+        matrix: plan.from_matrix.clone(),
+        interrupted,
+        plan: records.clone(),
+        results: shard_results(&plan, &in_shard, &outcomes),
+    });
+    let cells = cells_of(&plan, &in_shard, &outcomes);
+    let ran = cells.iter().filter(|c| c.figures().is_some()).count();
+    let code = outputs::publish::exit_code(&cells, interrupted);
+    let links = Links::new(args.link_base.as_deref(), &plan.store, |key| {
+        std::env::var(key).ok()
+    });
+    let comparison = outputs::publish::Comparison {
+        store: &plan.store,
+        seed: plan.seed,
+        seeds: &plan.seeds,
+        from_matrix: plan.from_matrix.as_deref(),
+        interrupted,
+        ran,
+        runnable,
+        exit_code: code,
+        shard: shard.as_ref(),
+    };
+    // With --shrink, the summary is published once, with the shrinks; the files written
+    // before them stay if the shrinks are interrupted.
+    let dir = outputs::publish::folder(&plan.store)?;
+    outputs::publish::write(&comparison, &cells, &links, &dir, shrink_settings.is_none())?;
+    if args.shard.is_some() {
+        keep_shard_runs(&outcomes, &dir)?;
+    }
+    if let Some(settings) = &shrink_settings {
+        let written = Written {
+            comparison: &comparison,
+            cells: &cells,
+            links: &links,
+            dir: &dir,
+        };
+        shrink_broken(&plan, &written, settings, &interrupt)?;
+    }
+    if let Some(to) = &args.report_to {
+        outputs::report_to::copy(&dir, to)?;
+    }
+    Ok(code)
+}
+
+/// `--check` and `--list`: its own step because it plans without the machine, prints the plan
+/// (a shard's cells only) and runs nothing.
+fn list_plan(args: &CompareArgs) -> Result<u8> {
+    let mut plan = plan::plan(args, plan::Checks::MatrixOnly)?;
+    if let Some(shard) = args.shard {
+        let (records, _) = shards::record::planned(&plan);
+        let mut members = shards::record::members(&records, shard).into_iter();
+        plan.cells.retain(|_| members.next().unwrap_or(false));
+    }
+    if args.json {
+        println!("{}", plan::listing::json(&plan));
+    } else {
+        for line in plan::listing::lines(&plan) {
+            println!("{line}");
+        }
+        if args.check {
+            println!("{}", plan::listing::checked(&plan));
+        }
+    }
+    Ok(0)
+}
+
+/// Tells what is about to run and returns how many of the shard's cells can run: its own step
+/// because it is said once, before any cell starts.
+fn announce(args: &CompareArgs, plan: &Plan, in_shard: &[bool]) -> usize {
+    let mine = || plan.cells.iter().zip(in_shard).filter(|(_, &m)| m);
     let runnable = mine().filter(|(c, _)| c.configs.is_ok()).count();
     let repeats = plan.seeds.len();
     if let Some(shard) = args.shard {
@@ -104,109 +166,28 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
             seeds.join(", ")
         );
     }
-    // One job per cell and repeat; an n/a cell is one job that runs nothing.
-    let jobs: Vec<(usize, usize)> = plan
-        .cells
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| in_shard[*i])
-        .flat_map(|(i, c)| {
-            let n = c.configs.as_ref().map_or(1, |configs| configs.len());
-            (0..n).map(move |r| (i, r))
+    runnable
+}
+
+/// The shard's cells as `merge` reads them: their own step because a shard's record keeps
+/// every repeat's outcome apart, where a judged cell joins them.
+fn shard_results(plan: &Plan, in_shard: &[bool], outcomes: &[Finished]) -> Vec<CellResult> {
+    (0..plan.cells.len())
+        .filter(|i| in_shard[*i])
+        .map(|index| CellResult {
+            index,
+            repeats: (outcomes.iter())
+                .filter(|(i, _, _)| *i == index)
+                .map(|(_, _, o)| RepeatRecord::of(o))
+                .collect(),
         })
-        .collect();
-    let total = runnable * repeats;
-    let finished: Mutex<Vec<(usize, usize, Outcome)>> = Mutex::new(Vec::new());
-    let queue = Mutex::new(jobs.into_iter());
-    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..plan.parallel {
-            scope.spawn(|| loop {
-                let Some((index, repeat)) = queue.lock().unwrap().next() else {
-                    return;
-                };
-                let planned = &plan.cells[index];
-                let config = match &planned.configs {
-                    Ok(configs) => &configs[repeat],
-                    Err(reason) => {
-                        let reason = reason.clone();
-                        let outcome = Outcome::NotApplicable { reason };
-                        finished.lock().unwrap().push((index, repeat, outcome));
-                        continue;
-                    }
-                };
-                if interrupt.load(Ordering::SeqCst) {
-                    return;
-                }
-                match run_cell(config, Arc::clone(&interrupt)) {
-                    Ok(Some(figures)) => {
-                        let mut done = finished.lock().unwrap();
-                        let ran = done.iter().filter(|(_, _, o)| matches!(o, Outcome::Ran(_)));
-                        let judged = Cell::new(
-                            planned.name.clone(),
-                            &planned.expected,
-                            vec![Outcome::Ran(Box::new(figures.clone()))],
-                        );
-                        let which = if repeats > 1 {
-                            format!(" repeat {}/{repeats} (seed {})", repeat + 1, config.seed)
-                        } else {
-                            String::new()
-                        };
-                        let decided = figures
-                            .decided_at
-                            .map_or(String::new(), |s| format!(", decided at {s:.1} s"));
-                        crate::tell!(
-                            "[{}/{total}] {}{which}: {} (expected {}: {}{decided})",
-                            ran.count() + 1,
-                            crate::text::terminal::field(&planned.name.to_string()),
-                            figures.verdict,
-                            planned.expected.words(),
-                            match &judged.judgement {
-                                Judgement::Holds => "as expected",
-                                Judgement::Broken(_) => "NOT as expected",
-                                _ => "unproven",
-                            }
-                        );
-                        done.push((index, repeat, Outcome::Ran(Box::new(figures))));
-                    }
-                    Ok(None) => return, // interrupted: the flag is already set
-                    Err(e) => {
-                        failure.lock().unwrap().get_or_insert(e);
-                        interrupt.store(true, Ordering::SeqCst);
-                    }
-                }
-            });
-        }
-    });
-    if let Some(e) = failure.into_inner().unwrap() {
-        return Err(e.context("a cell of the comparison failed"));
-    }
-    let mut outcomes = finished.into_inner().unwrap();
-    outcomes.sort_by_key(|(index, repeat, _)| (*index, *repeat));
-    let interrupted = interrupt.load(Ordering::SeqCst);
-    let shard = args.shard.map(|shard| ShardPart {
-        k: shard.k,
-        n: shard.n,
-        fingerprint: fingerprint.clone(),
-        seed: plan.seed,
-        seeds: plan.seeds.clone(),
-        matrix: plan.from_matrix.clone(),
-        interrupted,
-        plan: records.clone(),
-        results: (0..plan.cells.len())
-            .filter(|i| in_shard[*i])
-            .map(|index| CellResult {
-                index,
-                repeats: (outcomes.iter())
-                    .filter(|(i, _, _)| *i == index)
-                    .map(|(_, _, o)| RepeatRecord::of(o))
-                    .collect(),
-            })
-            .collect(),
-    });
-    // Every planned cell is listed: one the interruption kept from its end as not run.
-    let cells: Vec<Cell> = plan
-        .cells
+        .collect()
+}
+
+/// The shard's cells judged over their repeats: their own step because every planned cell is
+/// listed, one the interruption kept from its end as not run.
+fn cells_of(plan: &Plan, in_shard: &[bool], outcomes: &[Finished]) -> Vec<Cell> {
+    plan.cells
         .iter()
         .enumerate()
         .filter(|(index, _)| in_shard[*index])
@@ -221,71 +202,50 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
             }
             Cell::new(planned.name.clone(), &planned.expected, of_cell)
         })
-        .collect();
-    let ran = cells.iter().filter(|c| c.figures().is_some()).count();
-    let code = outputs::publish::exit_code(&cells, interrupted);
-    let links = Links::new(args.link_base.as_deref(), &plan.store, |key| {
-        std::env::var(key).ok()
-    });
-    let comparison = outputs::publish::Comparison {
-        store: &plan.store,
-        seed: plan.seed,
-        seeds: &plan.seeds,
-        from_matrix: plan.from_matrix.as_deref(),
-        interrupted,
-        ran,
-        runnable,
-        exit_code: code,
-        shard: shard.as_ref(),
-    };
-    // With --shrink, the summary is published once, with the shrinks; the files written
-    // before them stay if the shrinks are interrupted.
-    let dir = outputs::publish::folder(&plan.store)?;
-    outputs::publish::write(&comparison, &cells, &links, &dir, shrink_settings.is_none())?;
-    if args.shard.is_some() {
-        // What `merge` judges the shard's cells by: their own histories.
-        for (index, repeat, outcome) in &outcomes {
-            if let Outcome::Ran(f) = outcome {
-                shards::runs::keep(&f.dir, &dir, &shards::runs::name(*index, *repeat))?;
-            }
-        }
-    }
-    if let Some(settings) = &shrink_settings {
-        // The gate is decided: a shrink adds what it finds, and changes no verdict or code.
-        let shrinks = shrink_cells::shrink_broken(&plan, &cells, settings, Arc::clone(&interrupt))?;
-        shrink_cells::tell(&shrinks);
-        let summary = outputs::publish::summary(&comparison, &cells, &links, &dir, &shrinks);
-        summary_md::publish(&dir, &summary)?;
-        crate::say!(
-            "\nsummary with the shrinks: {}",
-            crate::text::terminal::field(&dir.join(summary_md::SUMMARY).display().to_string())
-        );
-    }
-    if let Some(to) = &args.report_to {
-        outputs::report_to::copy(&dir, to)?;
-    }
-    Ok(code)
+        .collect()
 }
 
-/// Runs one cell; `None` if it was interrupted before its end.
-fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Figures>> {
-    let started = Instant::now();
-    let finished = run::run(config, interrupt, summary_md::RunSummary::FolderOnly)?;
-    finished.left_nothing_behind()?;
-    if finished.interrupted {
-        return Ok(None);
+/// What `merge` judges the shard's cells by, kept in its folder: their own histories. Its own
+/// step because only a shard keeps them.
+fn keep_shard_runs(outcomes: &[Finished], dir: &Path) -> Result<()> {
+    for (index, repeat, outcome) in outcomes {
+        if let Outcome::Ran(f) = outcome {
+            shards::runs::keep(&f.dir, dir, &shards::runs::name(*index, *repeat))?;
+        }
     }
-    Ok(Some(Figures::measure(
-        Measured {
-            results: &finished.results,
-            model: &finished.model,
-            history: &finished.history,
-            time_limit: config.time_limit,
-            show_programs: !config.server_bins.is_empty(),
-        },
-        finished.dir,
-        config.command.clone(),
-        config.seed,
-        started.elapsed(),
-    )))
+    Ok(())
+}
+
+/// A comparison as its outputs were written: what the summary with the shrinks is made of.
+struct Written<'a> {
+    comparison: &'a outputs::publish::Comparison<'a>,
+    cells: &'a [Cell],
+    links: &'a Links,
+    dir: &'a Path,
+}
+
+/// `--shrink`: shrinks the broken cells and publishes the summary with what it found. Its own
+/// step because the gate is decided before it: a shrink adds what it finds, and changes no
+/// verdict or code.
+fn shrink_broken(
+    plan: &Plan,
+    written: &Written<'_>,
+    settings: &shrink_cells::Settings,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<()> {
+    let Written {
+        comparison,
+        cells,
+        links,
+        dir,
+    } = *written;
+    let shrinks = shrink_cells::shrink_broken(plan, cells, settings, Arc::clone(interrupt))?;
+    shrink_cells::tell(&shrinks);
+    let summary = outputs::publish::summary(comparison, cells, links, dir, &shrinks);
+    summary_md::publish(dir, &summary)?;
+    crate::say!(
+        "\nsummary with the shrinks: {}",
+        crate::text::terminal::field(&dir.join(summary_md::SUMMARY).display().to_string())
+    );
+    Ok(())
 }

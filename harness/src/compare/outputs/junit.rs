@@ -28,6 +28,7 @@ pub fn render(cells: &[Cell], seed: u64, dir: &Path) -> anyhow::Result<String> {
     to_schema(&report.to_string()?)
 }
 
+/// One cell's suite: its case, and the cell's properties on the suite.
 fn suite(c: &Cell, seed: u64, dir: &Path) -> TestSuite {
     let n = &c.name;
     let mut suite = TestSuite::new(format!(
@@ -37,6 +38,25 @@ fn suite(c: &Cell, seed: u64, dir: &Path) -> TestSuite {
     let report_path = c
         .figures()
         .map(|f| relative(dir, &f.dir.join(report::REPORT)));
+    let status = status(c, report_path.as_deref());
+    let mut case = TestCase::new(format!("{}: expected {}", c.name, c.expected), status);
+    case.set_classname(format!(
+        "lockpick.{}.{}.fencing-{}",
+        n.lock, n.nemesis, n.fencing
+    ));
+    if let Some(f) = c.figures() {
+        case.set_time(f.took);
+        suite.set_time(f.took);
+    }
+    // Properties belong to the suite: the schema has none inside a test case.
+    suite.add_properties(properties(c, seed, report_path));
+    suite.add_test_case(case);
+    suite
+}
+
+/// The case's status, from the cell's judgement: its own step because only a broken or
+/// unproven cell carries a body, the evidence a CI page shows.
+fn status(c: &Cell, report_path: Option<&str>) -> TestCaseStatus {
     let body = |why: &str| {
         let mut text = format!("{}: {why}\n", c.name);
         if let Some(expected_because) = &c.why_expected {
@@ -45,12 +65,12 @@ fn suite(c: &Cell, seed: u64, dir: &Path) -> TestSuite {
                 c.expected
             ));
         }
-        if let Some(path) = &report_path {
+        if let Some(path) = report_path {
             text.push_str(&format!("report: {path}\n"));
         }
         text
     };
-    let status = match (&c.judgement, &c.outcome) {
+    match (&c.judgement, &c.outcome) {
         (_, Outcome::NotApplicable { reason }) => {
             let mut s = TestCaseStatus::skipped();
             s.set_message(format!("n/a: {reason}"));
@@ -76,12 +96,13 @@ fn suite(c: &Cell, seed: u64, dir: &Path) -> TestSuite {
             s
         }
         _ => TestCaseStatus::success(),
-    };
-    let mut case = TestCase::new(format!("{}: expected {}", c.name, c.expected), status);
-    case.set_classname(format!(
-        "lockpick.{}.{}.fencing-{}",
-        n.lock, n.nemesis, n.fencing
-    ));
+    }
+}
+
+/// The cell's properties, in the order a reader scans them: its own step because they are
+/// the suite's, what the cell is and what it measured, whatever its case says.
+fn properties(c: &Cell, seed: u64, report_path: Option<String>) -> Vec<Property> {
+    let n = &c.name;
     let mut properties = vec![
         Property::new("lock", &n.lock),
         Property::new("nemesis", &n.nemesis),
@@ -99,18 +120,13 @@ fn suite(c: &Cell, seed: u64, dir: &Path) -> TestSuite {
         if let Some(told) = &f.told {
             properties.push(Property::new("told", told));
         }
-        case.set_time(f.took);
-        suite.set_time(f.took);
         let counts = f.counts.figures();
         properties.extend(counts.map(|(f, n)| Property::new(f.title, n.to_string())));
     }
     if let Some(path) = report_path {
         properties.push(Property::new("report", path));
     }
-    // Properties belong to the suite: the schema has none inside a test case.
-    suite.add_properties(properties);
-    suite.add_test_case(case);
-    suite
+    properties
 }
 
 /// The report as the schema has it: quick-junit writes a `skipped` count on `<testsuites>`,

@@ -57,7 +57,30 @@ impl Summary<'_> {
         self.links.to(&c.figures()?.dir.join(report::REPORT))
     }
 
+    /// The summary, each part added while it fits under [`LIMIT`].
     pub fn render(&self) -> String {
+        let mut out = self.headline();
+        let mut left_out: Vec<String> = Vec::new();
+        self.off_expectation(&mut out, &mut left_out);
+        self.fitted_grid(&mut out, &mut left_out);
+        self.details(&mut out, &mut left_out);
+        self.where_reports_are(&mut out);
+        if !left_out.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nNot shown, to fit a comment: {}. Every cell is in `{}` and `{}` beside this \
+                 summary.",
+                left_out.join(", "),
+                crate::compare::outputs::TABLE,
+                crate::compare::outputs::JSON,
+            );
+        }
+        out
+    }
+
+    /// The gate, the counts and the notes: their own step because they are always shown,
+    /// whatever the size.
+    fn headline(&self) -> String {
         let tally = Tally::of(self.cells);
         let mut out = format!(
             "## lockpick compare: {} (seed {})\n\n",
@@ -87,7 +110,12 @@ impl Summary<'_> {
         for note in self.notes {
             let _ = writeln!(out, "\n{}", escape(note));
         }
-        let mut left_out: Vec<String> = Vec::new();
+        out
+    }
+
+    /// The broken cells, then the unproven ones, each with its evidence: their own step
+    /// because they come first and take the room before the grid does.
+    fn off_expectation(&self, out: &mut String, left_out: &mut Vec<String>) {
         for (state, heading) in [
             (State::Broken, "❌ Broken: off their expectation"),
             (State::NotProven, "❔ Not proven"),
@@ -117,6 +145,11 @@ impl Summary<'_> {
                 ));
             }
         }
+    }
+
+    /// The grid, linked if that fits, else unlinked, else left out: its own step because it
+    /// is the one part that has a smaller form.
+    fn fitted_grid(&self, out: &mut String, left_out: &mut Vec<String>) {
         let grid = self.grid(true);
         let grid = if out.len() + grid.len() <= LIMIT - RESERVE {
             grid
@@ -128,19 +161,6 @@ impl Summary<'_> {
         } else {
             left_out.push("the grid".to_string());
         }
-        self.details(&mut out, &mut left_out);
-        self.where_reports_are(&mut out);
-        if !left_out.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nNot shown, to fit a comment: {}. Every cell is in `{}` and `{}` beside this \
-                 summary.",
-                left_out.join(", "),
-                crate::compare::outputs::TABLE,
-                crate::compare::outputs::JSON,
-            );
-        }
-        out
     }
 
     /// One broken or unproven cell, as a list item.

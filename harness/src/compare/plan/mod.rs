@@ -3,6 +3,7 @@
 //! exactly as `lockpick run` would build it. A cell whose lock refuses its nemesis is planned as
 //! n/a with the configuration's own refusal, and the rest of the matrix still runs.
 
+mod axes;
 pub(crate) mod listing;
 pub(crate) mod lock_entries;
 pub mod matrix;
@@ -10,9 +11,9 @@ pub mod matrix;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 
-use crate::cli::{CellKnobs, CompareArgs, Fencing, RunArgs, RunKnobs, Until};
+use crate::cli::{CellKnobs, CompareArgs, RunArgs, RunKnobs, Until};
 use crate::compare::judge::cell::CellName;
 use crate::compare::plan::matrix::{CellExpectation, Expectation, LockEntry, Matrix};
 use crate::config::{bad, RunConfig};
@@ -28,8 +29,6 @@ struct CellCommand {
 /// Most cells at once: each runs its own servers, clients and namespaces.
 const MAX_PARALLEL: usize = 16;
 
-const DEFAULT_NEMESES: &str = "none,pause-holder,kill-leader,pause-leader,partition-leader";
-const DEFAULT_FENCING: &str = "on";
 /// A comparison's cells are shorter than a run's default.
 const DEFAULT_TIME_LIMIT: &str = "10s";
 
@@ -74,6 +73,62 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
         .matrix
         .as_ref()
         .map_or(String::new(), |p| p.display().to_string());
+    let (parallel, repeat) = sizes(args, &matrix)?;
+    let from_file = axes::of_file(&file, &matrix)?;
+    check_file_knobs(&file, &matrix.knobs)?;
+    let axes = axes::narrowed(args, from_file)?;
+    let defaults = CellKnobs {
+        run: RunKnobs {
+            time_limit: Some(DEFAULT_TIME_LIMIT.to_string()),
+            ..RunKnobs::default()
+        },
+        ..CellKnobs::default()
+    };
+    let until = args.until.unwrap_or(if args.matrix.is_some() {
+        Until::Decided
+    } else {
+        Until::TimeLimit
+    });
+    if let (Some(shard), None) = (args.shard, args.seed.or(matrix.seed)) {
+        return Err(bad(format!(
+            "--shard {shard} needs a seed (--seed, or seed = in the matrix file): every shard \
+             must run the same one"
+        )));
+    }
+    let seed = args.seed.or(matrix.seed).unwrap_or_else(rand::random);
+    let seeds: Vec<u64> = (0..repeat).map(|r| repeat_seed(seed, r)).collect();
+    let store = std::path::absolute(&args.store)
+        .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
+    if checks == Checks::MatrixAndMachine {
+        crate::store::check_writable(&store, "compare")?;
+    }
+    within_max_cells(&axes, args.max_cells)?;
+    let every_cell = EveryCell {
+        knobs: args.knobs.or(&matrix.knobs).or(&defaults),
+        until,
+        seeds: &seeds,
+        store: &store,
+        checks,
+    };
+    let cells = cells(&axes, &matrix, &every_cell)?;
+    if let Some(refused) = cells.iter().find_map(|c| c.configs.as_ref().err()) {
+        if cells.iter().all(|c| c.configs.is_err()) {
+            return Err(bad(format!("no cell of the comparison can run: {refused}")));
+        }
+    }
+    Ok(Plan {
+        cells,
+        seed,
+        seeds,
+        parallel,
+        store,
+        from_matrix: args.matrix.clone(),
+    })
+}
+
+/// How many cells run at once, and how many repeats of each: their own step because each is
+/// bounded, and the file's `at-least`s are held to the repeats.
+fn sizes(args: &CompareArgs, matrix: &Matrix) -> Result<(usize, usize)> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let parallel = args
         .parallel
@@ -93,89 +148,51 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
     for group in &matrix.expect {
         at_least_fits(group, repeat)?;
     }
-    let fencing_names: Vec<&str> = Fencing::value_variants().iter().map(|f| f.name()).collect();
-    let mut nemesis_names = crate::nemesis::names();
-    nemesis_names.push(crate::nemesis::NONE);
-    let in_file = |key: &str| format!("{file}: {key}");
-    let file_entries = lock_entries::from_file(
-        &in_file("locks"),
-        &matrix.locks,
-        &lock_entries::default_locks(),
-    )?;
-    let file_locks: Vec<String> = file_entries.iter().map(|e| e.label().to_string()).collect();
-    let file_fencings = from_file(&in_file("fencing"), &matrix.fencing, DEFAULT_FENCING)?;
-    known(&in_file("fencing"), &file_fencings, &fencing_names)?;
-    let file_nemeses = from_file(&in_file("nemeses"), &matrix.nemeses, DEFAULT_NEMESES)?;
-    known_nemeses(&in_file("nemeses"), &file_nemeses, &nemesis_names)?;
-    for (index, group) in matrix.expect.iter().enumerate() {
-        let key = |key: &str| format!("{file}: [[expect]] group {}: {key}", index + 1);
-        lock_entries::check_expected(&key("locks"), &group.locks, &file_entries)?;
-        known_nemeses(&key("nemeses"), &group.nemeses, &nemesis_names)?;
-        known(&key("fencing"), &group.fencing, &fencing_names)?;
-        // Against the file's own matrix: flags may narrow a comparison (a CI job running one
-        // cell), and then a group is rightly idle.
-        if let Some(why) = group.matches_none(&file_locks, &file_nemeses, &file_fencings) {
-            return Err(bad(format!("{file}: {}: {why}", group.label(index))));
-        }
-    }
-    check_file_knobs(&file, &matrix.knobs)?;
-    let or_flag = |given: &Option<String>, flag: &str, from_file: &[String]| match given {
-        Some(text) => list(flag, text, ','),
-        None => Ok(from_file.to_vec()),
-    };
-    let locks = match &args.locks {
-        Some(text) => lock_entries::from_flag(text, &file_entries)?,
-        None => file_entries,
-    };
-    let fencings = or_flag(&args.fencing, "--fencing", &file_fencings)?;
-    known("--fencing", &fencings, &fencing_names)?;
-    let nemeses = or_flag(&args.nemeses, "--nemeses", &file_nemeses)?;
-    known_nemeses("--nemeses", &nemeses, &nemesis_names)?;
-    let defaults = CellKnobs {
-        run: RunKnobs {
-            time_limit: Some(DEFAULT_TIME_LIMIT.to_string()),
-            ..RunKnobs::default()
-        },
-        ..CellKnobs::default()
-    };
-    let knobs = args.knobs.or(&matrix.knobs).or(&defaults);
-    let until = args.until.unwrap_or(if args.matrix.is_some() {
-        Until::Decided
-    } else {
-        Until::TimeLimit
-    });
-    if let (Some(shard), None) = (args.shard, args.seed.or(matrix.seed)) {
-        return Err(bad(format!(
-            "--shard {shard} needs a seed (--seed, or seed = in the matrix file): every shard \
-             must run the same one"
-        )));
-    }
-    let seed = args.seed.or(matrix.seed).unwrap_or_else(rand::random);
-    let seeds: Vec<u64> = (0..repeat).map(|r| repeat_seed(seed, r)).collect();
-    let store = std::path::absolute(&args.store)
-        .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
-    if checks == Checks::MatrixAndMachine {
-        crate::store::check_writable(&store, "compare")?;
-    }
+    Ok((parallel, repeat))
+}
 
+/// The product of the axes may not pass `--max-cells`: its own step because it is checked
+/// before any cell is configured.
+fn within_max_cells(axes: &axes::Axes, max_cells: usize) -> Result<()> {
+    let axes::Axes {
+        locks,
+        nemeses,
+        fencings,
+    } = axes;
     let planned = locks
         .len()
         .saturating_mul(nemeses.len())
         .saturating_mul(fencings.len());
-    if planned > args.max_cells {
+    if planned > max_cells {
         return Err(bad(format!(
             "the comparison has {planned} cells ({} locks × {} nemeses × {} fencing modes), more \
              than --max-cells {}: raise it to run them all",
             locks.len(),
             nemeses.len(),
             fencings.len(),
-            args.max_cells
+            max_cells
         )));
     }
+    Ok(())
+}
+
+/// What every cell is configured with besides its name and lock.
+struct EveryCell<'a> {
+    knobs: CellKnobs,
+    /// The comparison's `--until`; a cell held to anything but "invalid" runs its full time.
+    until: Until,
+    seeds: &'a [u64],
+    store: &'a std::path::Path,
+    checks: Checks,
+}
+
+/// Every cell of the product, with what it is held to and a configuration per repeat: its own
+/// step because this is where the matrix becomes runs.
+fn cells(axes: &axes::Axes, matrix: &Matrix, every: &EveryCell) -> Result<Vec<PlannedCell>> {
     let mut cells = Vec::new();
-    for lock in &locks {
-        for nemesis in &nemeses {
-            for fencing in &fencings {
+    for lock in &axes.locks {
+        for nemesis in &axes.nemeses {
+            for fencing in &axes.fencings {
                 let name = CellName {
                     lock: lock.label().to_string(),
                     nemesis: nemesis.clone(),
@@ -184,27 +201,19 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
                 let expected = matrix.expectation(lock.label(), nemesis, fencing);
                 // Only a cell that must show a violation is decided by its first one; a cell
                 // held to anything else needs its full time to prove it.
-                let decided =
-                    until == Until::Decided && expected.expectations == [Expectation::Invalid];
+                let decided = every.until == Until::Decided
+                    && expected.expectations == [Expectation::Invalid];
                 let cell_until = if decided {
                     Until::Decided
                 } else {
                     Until::TimeLimit
                 };
-                let mut configs = Ok(Vec::new());
-                for &seed in &seeds {
-                    let cell = Cell {
-                        name: &name,
-                        lock,
-                        until: cell_until,
-                    };
-                    let configured = configure(&cell, &knobs, seed, &store, checks)?;
-                    match (configured, &mut configs) {
-                        (Ok(config), Ok(configs)) => configs.push(config),
-                        (Err(refused), _) => configs = Err(refused),
-                        (Ok(_), Err(_)) => {}
-                    }
-                }
+                let cell = Cell {
+                    name: &name,
+                    lock,
+                    until: cell_until,
+                };
+                let configs = repeats(&cell, every)?;
                 cells.push(PlannedCell {
                     expected,
                     name,
@@ -213,19 +222,22 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
             }
         }
     }
-    if let Some(refused) = cells.iter().find_map(|c| c.configs.as_ref().err()) {
-        if cells.iter().all(|c| c.configs.is_err()) {
-            return Err(bad(format!("no cell of the comparison can run: {refused}")));
+    Ok(cells)
+}
+
+/// One cell's configuration for each repeat, or why its lock refuses its nemesis: its own step
+/// because one refusal makes the whole cell n/a.
+fn repeats(cell: &Cell<'_>, every: &EveryCell) -> Result<Result<Vec<RunConfig>, String>> {
+    let mut configs = Ok(Vec::new());
+    for &seed in every.seeds {
+        let configured = configure(cell, &every.knobs, seed, every.store, every.checks)?;
+        match (configured, &mut configs) {
+            (Ok(config), Ok(configs)) => configs.push(config),
+            (Err(refused), _) => configs = Err(refused),
+            (Ok(_), Err(_)) => {}
         }
     }
-    Ok(Plan {
-        cells,
-        seed,
-        seeds,
-        parallel,
-        store,
-        from_matrix: args.matrix.clone(),
-    })
+    Ok(configs)
 }
 
 /// The seed of repeat `r` (from 0) of a comparison seeded `seed`: the seed itself first, then
@@ -337,17 +349,6 @@ fn refuses(lock: &str, nemesis: &str, knobs: &CellKnobs) -> bool {
         || crate::config::restarts::refusal(lock, &nemeses, persistence, restart_after).is_some()
 }
 
-/// The file's list (`key` names it in an error), else the default.
-fn from_file(key: &str, file: &[String], default: &str) -> Result<Vec<String>> {
-    if file.is_empty() {
-        return list(key, default, ',');
-    }
-    if file.iter().any(|item| item.is_empty()) {
-        return Err(bad(format!("{key} has an empty item")));
-    }
-    Ok(file.to_vec())
-}
-
 /// The file's durations and runtime, each checked here so that an error names the file and the
 /// key (the cell's own parser would name the flag it becomes).
 fn check_file_knobs(file: &str, knobs: &CellKnobs) -> Result<()> {
@@ -365,38 +366,6 @@ fn check_file_knobs(file: &str, knobs: &CellKnobs) -> Result<()> {
         if let Some(text) = value {
             crate::config::parse_duration(&format!("{file}: [knobs] {key} ="), text)?;
         }
-    }
-    Ok(())
-}
-
-/// The items of a `separator`-separated list; none may be empty.
-fn list(flag: &str, text: &str, separator: char) -> Result<Vec<String>> {
-    let items: Vec<String> = text.split(separator).map(str::to_string).collect();
-    if items.iter().any(|item| item.is_empty()) {
-        return Err(bad(format!(
-            "{flag} {text:?} has an empty item: separate names with {separator:?}"
-        )));
-    }
-    Ok(items)
-}
-
-/// Each item must be one of `names` exactly.
-fn known(flag: &str, items: &[String], names: &[&str]) -> Result<()> {
-    for item in items {
-        if !names.contains(&item.as_str()) {
-            return Err(bad(format!(
-                "{flag}: {item:?} is not one of {}",
-                names.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Each item is nemeses joined by `+`, each one of `names`.
-fn known_nemeses(flag: &str, items: &[String], names: &[&str]) -> Result<()> {
-    for item in items {
-        known(flag, &list(flag, item, '+')?, names)?;
     }
     Ok(())
 }

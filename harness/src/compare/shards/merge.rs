@@ -17,7 +17,7 @@ use crate::cli::shard::{Shard, MAX_SHARDS};
 use crate::cli::MergeArgs;
 use crate::compare::judge::cell::{Cell, Outcome};
 use crate::compare::outputs::{publish, report_to};
-use crate::compare::shards::record::{self, ShardPart};
+use crate::compare::shards::record::{self, PlannedRecord, ShardPart};
 use crate::compare::{plan, JSON};
 use crate::config::bad;
 use crate::report::links::Links;
@@ -28,10 +28,68 @@ struct ShardFile {
     shard: Option<ShardPart>,
 }
 
+/// Every shard of one comparison, by its `K`, with its folder.
+type Parts = BTreeMap<usize, (PathBuf, ShardPart)>;
+
+/// A cell's repeats as judged again: each with the name its run is kept under, if it ran.
+type Rejudged = Vec<(Option<String>, Outcome)>;
+
 /// Merges the shards and returns the exit code the whole comparison would have had.
 pub fn merge(args: &MergeArgs) -> Result<u8> {
-    let mut parts: BTreeMap<usize, (PathBuf, ShardPart)> = BTreeMap::new();
-    for dir in &args.dirs {
+    let parts = every_shard(&args.dirs)?;
+    let Some((_, (_, first))) = parts.iter().next() else {
+        return Err(bad("merge: no shard folder given"));
+    };
+    let n = first.n;
+    let plan = first.plan.clone();
+    let (seed, seeds, matrix) = (first.seed, first.seeds.clone(), first.matrix.clone());
+    if plan.iter().all(|c| c.flags.is_none()) {
+        return Err(bad(format!(
+            "merge: no cell of the comparison can run ({} cells, every one n/a): there is \
+             nothing to merge",
+            plan.len()
+        )));
+    }
+    let outcomes = judge_again(&parts, &plan, &seeds)?;
+    let interrupted = parts.values().any(|(_, part)| part.interrupted);
+    let store = std::path::absolute(&args.store)
+        .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
+    crate::store::check_writable(&store, "compare")?;
+    let dir = publish::folder(&store)?;
+    let cells = cells_kept(&plan, outcomes, &dir)?;
+    let runnable = plan.iter().filter(|c| c.flags.is_some()).count();
+    let ran = cells.iter().filter(|c| c.figures().is_some()).count();
+    let code = publish::exit_code(&cells, interrupted);
+    let links = Links::new(args.link_base.as_deref(), &store, |key| {
+        std::env::var(key).ok()
+    });
+    let comparison = publish::Comparison {
+        store: &store,
+        seed,
+        seeds: &seeds,
+        from_matrix: matrix.as_deref(),
+        interrupted,
+        ran,
+        runnable,
+        exit_code: code,
+        shard: None,
+    };
+    crate::tell!(
+        "lockpick merge: {n} shards, {} cells, seed {seed}",
+        plan.len()
+    );
+    publish::write(&comparison, &cells, &links, &dir, true)?;
+    if let Some(to) = &args.report_to {
+        report_to::copy(&dir, to)?;
+    }
+    Ok(code)
+}
+
+/// The shards in `dirs`, each read and checked: their own step because they must be of one
+/// comparison, every shard 1..N exactly once, before any is trusted.
+fn every_shard(dirs: &[PathBuf]) -> Result<Parts> {
+    let mut parts = Parts::new();
+    for dir in dirs {
         let part = read(dir)?;
         if let Some((first_dir, first)) = parts.values().next() {
             same_comparison(first, &part, first_dir, dir)?;
@@ -48,7 +106,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
         parts.insert(part.k, (dir.clone(), part));
     }
     let Some((_, (_, first))) = parts.iter().next() else {
-        return Err(bad("merge: no shard folder given"));
+        return Ok(parts);
     };
     let n = first.n;
     let missing: Vec<String> = (1..=n)
@@ -61,22 +119,16 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
             missing.join(", ")
         )));
     }
-    let plan = first.plan.clone();
-    let (seed, seeds, matrix) = (first.seed, first.seeds.clone(), first.matrix.clone());
-    if plan.iter().all(|c| c.flags.is_none()) {
-        return Err(bad(format!(
-            "merge: no cell of the comparison can run ({} cells, every one n/a): there is \
-             nothing to merge",
-            plan.len()
-        )));
-    }
-    // Every cell is judged again from the history its shard kept; a record that says another
-    // verdict or other counts than its own history is refused, with every other such cell.
-    let mut outcomes: Vec<Vec<(Option<String>, Outcome)>> = vec![Vec::new(); plan.len()];
+    Ok(parts)
+}
+
+/// Every cell judged again from the history its shard kept, by cell: its own step because a
+/// record that says another verdict or other counts than its own history is refused, with
+/// every other such cell, before anything is written.
+fn judge_again(parts: &Parts, plan: &[PlannedRecord], seeds: &[u64]) -> Result<Vec<Rejudged>> {
+    let mut outcomes: Vec<Rejudged> = vec![Vec::new(); plan.len()];
     let mut refused: Vec<String> = Vec::new();
-    let mut interrupted = false;
     for (dir, part) in parts.values() {
-        interrupted |= part.interrupted;
         for result in &part.results {
             let planned = &plan[result.index];
             for (r, repeat) in result.repeats.iter().enumerate() {
@@ -109,17 +161,19 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
             refused.join("; ")
         )));
     }
-    let store = std::path::absolute(&args.store)
-        .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
-    crate::store::check_writable(&store, "compare")?;
-    let dir = publish::folder(&store)?;
+    Ok(outcomes)
+}
+
+/// The merged cells, each run they were judged by kept in the merged folder `dir`: their own
+/// step because it is the first that writes.
+fn cells_kept(plan: &[PlannedRecord], outcomes: Vec<Rejudged>, dir: &Path) -> Result<Vec<Cell>> {
     let mut cells = Vec::with_capacity(plan.len());
     for (record, of_cell) in plan.iter().zip(outcomes) {
         let mut kept_outcomes = Vec::with_capacity(of_cell.len());
         for (name, mut outcome) in of_cell {
             if let (Some(name), Outcome::Ran(figures)) = (name, &mut outcome) {
                 // The merged comparison keeps the runs it was judged by, in its own folder.
-                figures.dir = runs::keep(&figures.dir, &dir, &name)?;
+                figures.dir = runs::keep(&figures.dir, dir, &name)?;
             }
             kept_outcomes.push(outcome);
         }
@@ -132,32 +186,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
             .ok_or_else(|| bad("merge: a shard's expectation is not one lockpick knows"))?;
         cells.push(Cell::new(record.name.clone(), &expected, kept_outcomes));
     }
-    let runnable = plan.iter().filter(|c| c.flags.is_some()).count();
-    let ran = cells.iter().filter(|c| c.figures().is_some()).count();
-    let code = publish::exit_code(&cells, interrupted);
-    let links = Links::new(args.link_base.as_deref(), &store, |key| {
-        std::env::var(key).ok()
-    });
-    let comparison = publish::Comparison {
-        store: &store,
-        seed,
-        seeds: &seeds,
-        from_matrix: matrix.as_deref(),
-        interrupted,
-        ran,
-        runnable,
-        exit_code: code,
-        shard: None,
-    };
-    crate::tell!(
-        "lockpick merge: {n} shards, {} cells, seed {seed}",
-        plan.len()
-    );
-    publish::write(&comparison, &cells, &links, &dir, true)?;
-    if let Some(to) = &args.report_to {
-        report_to::copy(&dir, to)?;
-    }
-    Ok(code)
+    Ok(cells)
 }
 
 /// One shard's record, checked on its own: its place, its fingerprint, its seeds and its cells.
@@ -261,7 +290,7 @@ fn same_comparison(a: &ShardPart, b: &ShardPart, a_dir: &Path, b_dir: &Path) -> 
 mod tests {
     use super::*;
     use crate::compare::judge::cell::CellName;
-    use crate::compare::shards::record::{CellResult, PlannedRecord, RepeatRecord};
+    use crate::compare::shards::record::{CellResult, RepeatRecord};
 
     /// A shard record of one cell that its lock refuses, fingerprinted as compare would.
     fn every_cell_na(dir: &Path) {
