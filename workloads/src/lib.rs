@@ -30,6 +30,7 @@ pub mod redlock;
 pub mod renewal_gate;
 pub mod resource_client;
 pub mod rslock_lock;
+pub mod sentinel_lock;
 pub mod worker;
 pub mod zookeeper_lock;
 

@@ -57,6 +57,10 @@ pub struct RunKnobs {
     #[arg(long = "server-bin", value_name = "SERVICE=PATH")]
     #[serde(default, rename = "server-bin", skip_serializing_if = "Vec::is_empty")]
     pub server_bins: Vec<String>,
+    /// After each grant, `WAIT` until this many replicas have the lock's key, or refuse the
+    /// grant (a lock whose servers replicate: redis-sentinel) [default: no WAIT].
+    #[arg(long)]
+    pub wait_replicas: Option<u32>,
 }
 
 impl RunKnobs {
@@ -133,6 +137,7 @@ mod tests {
             runtime: Some("docker".to_string()),
             images: vec!["redis=redis:7.4".to_string(), "etcd=etcd:3".to_string()],
             server_bins: vec!["redis=/opt/redis-server".to_string()],
+            wait_replicas: Some(1),
         };
         let words = std::iter::once("lockpick".to_string()).chain(set.words());
         assert_eq!(Flags::parse_from(words).knobs, set);
@@ -147,7 +152,10 @@ mod tests {
             .words()
             .into_iter()
             .filter_map(|w| w.strip_prefix("--").map(str::to_string))
-            .filter(|key| !["clients", "runtime", "image", "server-bin"].contains(&key.as_str()))
+            .filter(|key| {
+                !["clients", "runtime", "image", "server-bin", "wait-replicas"]
+                    .contains(&key.as_str())
+            })
             .count();
         assert_eq!(durations.len(), strings);
     }
