@@ -25,12 +25,12 @@ pub mod postgres_session;
 pub mod recorder;
 pub mod redis_lock;
 pub mod redis_node;
+pub mod redis_sentinel_lock;
 pub mod redis_server_check;
 pub mod redlock;
 pub mod renewal_gate;
 pub mod resource_client;
 pub mod rslock_lock;
-pub mod sentinel_lock;
 pub mod worker;
 pub mod zookeeper_lock;
 

@@ -13,7 +13,7 @@ use super::{boxed, Capabilities, Lock, Support};
 use crate::service::redis_sentinel::{self, SentinelService};
 use crate::service::{LockService, ServiceEntry};
 use lockpick_workloads::client_spec::ClientSpec;
-use lockpick_workloads::sentinel_lock::{SentinelLock, SentinelSettings, SENTINEL_PORT};
+use lockpick_workloads::redis_sentinel_lock::{SentinelLock, SentinelSettings, SENTINEL_PORT};
 use lockpick_workloads::LockClient;
 
 pub struct RedisSentinel;

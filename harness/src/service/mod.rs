@@ -7,7 +7,7 @@ pub mod http_date;
 pub mod postgres;
 pub mod redis;
 pub mod redis_sentinel;
-pub mod sentinel_queries;
+pub mod redis_sentinel_queries;
 pub mod support;
 pub mod zookeeper;
 

@@ -17,13 +17,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use lockpick_workloads::sentinel_lock::{MASTER_NAME, SENTINEL_PORT};
+use lockpick_workloads::redis_sentinel_lock::{MASTER_NAME, SENTINEL_PORT};
 use serde_json::{json, Value};
 
 use super::{program_output, Launch, Leadership, LockService, Requirement, ServiceSetup};
 use super::{ServerBinForm, ServiceEntry};
 use crate::runtime::{Node, Runtime};
-use crate::service::sentinel_queries::{self, SentinelView};
+use crate::service::redis_sentinel_queries::{self, SentinelView};
 use crate::service::support::Support;
 
 pub const PORT: u16 = 6379;
@@ -164,7 +164,7 @@ impl LockService for SentinelService {
             let data = format!("{}:{PORT}", node.ip);
             let replica = i > 0;
             setup.wait_for("redis-server", node, &log, move || {
-                sentinel_queries::replication_ready(&data, replica)
+                redis_sentinel_queries::replication_ready(&data, replica)
             })?;
         }
         for node in setup.nodes {
@@ -172,7 +172,7 @@ impl LockService for SentinelService {
             let sentinel = format!("{}:{SENTINEL_PORT}", node.ip);
             let want = want.clone();
             setup.wait_for("the Sentinel", node, &log, move || {
-                let view = sentinel_queries::view(&sentinel)?;
+                let view = redis_sentinel_queries::view(&sentinel)?;
                 if view != want {
                     bail!("the Sentinel sees {view:?}, not yet {want:?}");
                 }
@@ -191,9 +191,9 @@ impl LockService for SentinelService {
     fn leader(&self, runtime: &dyn Runtime, servers: &[Node]) -> Option<Leadership> {
         let answers: Vec<(String, u64)> = servers
             .iter()
-            .filter_map(|node| sentinel_queries::ask_in(runtime, node))
+            .filter_map(|node| redis_sentinel_queries::ask_in(runtime, node))
             .collect();
-        let (address, term) = sentinel_queries::majority(&answers)?;
+        let (address, term) = redis_sentinel_queries::majority(&answers)?;
         let ip = address.rsplit_once(':')?.0;
         let node = servers.iter().find(|n| n.ip.to_string() == ip)?;
         Some(Leadership {

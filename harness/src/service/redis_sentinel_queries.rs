@@ -2,7 +2,7 @@
 //! Sentinel knows of the primary, and which primary the Sentinels name (the service's leader).
 
 use anyhow::{bail, Result};
-use lockpick_workloads::sentinel_lock::{ask_sentinel, MASTER_NAME, SENTINEL_PORT};
+use lockpick_workloads::redis_sentinel_lock::{ask_sentinel, MASTER_NAME, SENTINEL_PORT};
 
 use super::redis_sentinel::QUERY_TIMEOUT;
 use crate::runtime::{Node, Runtime};
