@@ -149,7 +149,7 @@ fn a_controller_killed_mid_failover_leaves_nothing_clean_cannot_remove() {
             .iter()
             .any(|n| sentinel_log(&dir, n).contains("+odown master lockpick"))
     });
-    let sentinels = common::processes_mentioning(&[&format!("{subnet}")])
+    let sentinels = common::processes_mentioning(&[&subnet])
         .into_iter()
         .filter(|p| p.contains("[sentinel]"))
         .count();

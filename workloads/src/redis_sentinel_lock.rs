@@ -88,32 +88,30 @@ impl SentinelLock {
         Ok(self.primary.as_mut().expect("just set"))
     }
 
-    /// After `SET` took: `WAIT` for the replicas asked, or give the key back. `Ok(())` when
-    /// enough replicas acknowledged; else what the acquire answers.
-    fn wait_for_replicas(&mut self, replicas: u32, value: &str) -> Result<(), Outcome<Grant>> {
+    /// After `SET` took: `WAIT` for the replicas asked, or give the key back. `Ok` when enough
+    /// replicas acknowledged; else what the acquire answers.
+    fn wait_for_replicas(&mut self, replicas: u32, value: &str) -> Outcome<()> {
         // Half the request timeout, so the server answers before the read gives up.
         let wait = self.timeout / 2;
         let Some(node) = self.primary.as_mut() else {
-            return Err(Outcome::Info(
-                "the primary was forgotten after SET".to_string(),
-            ));
+            return Outcome::Info("the primary was forgotten after SET".to_string());
         };
         let acked = match node.wait_replicas(replicas, wait) {
-            Outcome::Ok(n) if n >= u64::from(replicas) => return Ok(()),
+            Outcome::Ok(n) if n >= u64::from(replicas) => return Outcome::Ok(()),
             Outcome::Ok(n) => format!("{n} of {replicas} replica(s) acknowledged"),
             Outcome::Fail(e) | Outcome::Info(e) => format!("WAIT {replicas} failed: {e}"),
         };
         // Not acquired: take our key back, so nobody waits for a lock nobody holds.
         match node.delete_if_equal(&self.key, value) {
-            Outcome::Ok(_) => Err(Outcome::Fail(format!(
+            Outcome::Ok(_) => Outcome::Fail(format!(
                 "not acquired (too few replicas): {acked}; our key deleted"
-            ))),
+            )),
             Outcome::Fail(e) | Outcome::Info(e) => {
                 self.primary = None;
                 // The key may stand until its lease ends: whether we hold it is unknown.
-                Err(Outcome::Info(format!(
+                Outcome::Info(format!(
                     "too few replicas ({acked}), and the key could not be deleted: {e}"
-                )))
+                ))
             }
         }
     }
@@ -142,8 +140,10 @@ impl LockClient for SentinelLock {
             }
         };
         if let Some(replicas) = self.settings.wait_replicas {
-            if let Err(outcome) = self.wait_for_replicas(replicas, &value) {
-                return outcome;
+            match self.wait_for_replicas(replicas, &value) {
+                Outcome::Ok(()) => {}
+                Outcome::Fail(e) => return Outcome::Fail(e),
+                Outcome::Info(e) => return Outcome::Info(e),
             }
         }
         // Live for the TTL from the SET's sending; ended by the primary's own count.
