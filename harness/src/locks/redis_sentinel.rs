@@ -50,6 +50,12 @@ impl Lock for RedisSentinel {
         Box::new(SentinelService::new())
     }
 
+    /// Not yet: a program's client must ask the Sentinels, and the exec protocol names only
+    /// the servers' data addresses.
+    fn lends_servers(&self) -> bool {
+        false
+    }
+
     fn replicas(&self) -> u32 {
         redis_sentinel::NODES as u32 - 1
     }
