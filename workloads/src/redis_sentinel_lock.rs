@@ -101,13 +101,15 @@ impl SentinelLock {
             Outcome::Ok(n) => format!("{n} of {replicas} replica(s) acknowledged"),
             Outcome::Fail(e) | Outcome::Info(e) => format!("WAIT {replicas} failed: {e}"),
         };
-        // Not acquired: take our key back, so nobody waits for a lock nobody holds.
-        match node.delete_if_equal(&self.key, value) {
+        // Not acquired: take our key back, so nobody waits for a lock nobody holds. A primary
+        // its replicas do not hear may have been replaced: ask the Sentinels again next time.
+        let deleted = node.delete_if_equal(&self.key, value);
+        self.primary = None;
+        match deleted {
             Outcome::Ok(_) => Outcome::Fail(format!(
                 "not acquired (too few replicas): {acked}; our key deleted"
             )),
             Outcome::Fail(e) | Outcome::Info(e) => {
-                self.primary = None;
                 // The key may stand until its lease ends: whether we hold it is unknown.
                 Outcome::Info(format!(
                     "too few replicas ({acked}), and the key could not be deleted: {e}"
