@@ -96,6 +96,14 @@ pub struct SetupRecord {
     /// nothing. Each runtime has its own facts, so they stay open.
     #[serde(default, deserialize_with = "lenient")]
     pub runtime_facts: Option<BTreeMap<String, Value>>,
+    /// What the lock service's setup chose that a reader needs (a Sentinel failover's
+    /// timeouts); absent when it says nothing. Each service has its own, so they stay open.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub service_facts: Option<BTreeMap<String, Value>>,
     /// Each service's server version, when it told.
     #[serde(default, deserialize_with = "lenient")]
     pub server_versions: BTreeMap<String, String>,

@@ -31,6 +31,10 @@ pub struct ClientSpec {
     pub max_attempts: u64,
     /// File holding this client's clock skew in milliseconds (see `SkewableClock`).
     pub skew_file: Option<PathBuf>,
+    /// `--wait-replicas`: the replicas a lock that replicates (`redis-sentinel`) waits for
+    /// after each grant; `None` for every other lock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_replicas: Option<u32>,
 }
 
 impl ClientSpec {
@@ -96,6 +100,7 @@ mod tests {
             deadline_ns: 456,
             max_attempts: 7,
             skew_file: Some("/tmp/skew".into()),
+            wait_replicas: None,
         }
     }
 

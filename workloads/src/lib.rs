@@ -25,6 +25,7 @@ pub mod postgres_session;
 pub mod recorder;
 pub mod redis_lock;
 pub mod redis_node;
+pub mod redis_sentinel_lock;
 pub mod redis_server_check;
 pub mod redlock;
 pub mod renewal_gate;

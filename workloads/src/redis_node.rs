@@ -223,6 +223,20 @@ impl RedisNode {
         })
     }
 
+    /// `WAIT replicas timeout_ms` on this connection: how many replicas acknowledged every
+    /// write this connection made before it (the SET just sent), as the primary counts them
+    /// when the count is reached or `timeout` passes. `timeout` must be shorter than this
+    /// client's request timeout, or the read gives up first (an `Info`).
+    pub fn wait_replicas(&mut self, replicas: u32, timeout: Duration) -> Outcome<u64> {
+        let timeout_ms = (timeout.as_millis() as u64).max(1);
+        self.request(|c| {
+            redis::cmd("WAIT")
+                .arg(replicas)
+                .arg(timeout_ms)
+                .query::<u64>(c)
+        })
+    }
+
     fn request<T>(
         &mut self,
         send: impl FnOnce(&mut Connection) -> Result<T, RedisError>,

@@ -64,6 +64,10 @@ pub struct RunKnobs {
     /// [default: none].
     #[arg(long, value_enum)]
     pub persistence: Option<Persistence>,
+    /// After each grant, `WAIT` until this many replicas have the lock's key, or refuse the
+    /// grant (a lock whose servers replicate: redis-sentinel) [default: no WAIT].
+    #[arg(long)]
+    pub wait_replicas: Option<u32>,
 }
 
 impl RunKnobs {
@@ -141,6 +145,7 @@ mod tests {
             images: vec!["redis=redis:7.4".to_string(), "etcd=etcd:3".to_string()],
             server_bins: vec!["redis=/opt/redis-server".to_string()],
             persistence: Some(Persistence::AofEverysec),
+            wait_replicas: Some(1),
         };
         let words = std::iter::once("lockpick".to_string()).chain(set.words());
         assert_eq!(Flags::parse_from(words).knobs, set);
@@ -156,8 +161,15 @@ mod tests {
             .into_iter()
             .filter_map(|w| w.strip_prefix("--").map(str::to_string))
             .filter(|key| {
-                !["clients", "runtime", "image", "server-bin", "persistence"]
-                    .contains(&key.as_str())
+                ![
+                    "clients",
+                    "runtime",
+                    "image",
+                    "server-bin",
+                    "persistence",
+                    "wait-replicas",
+                ]
+                .contains(&key.as_str())
             })
             .count();
         assert_eq!(durations.len(), strings);

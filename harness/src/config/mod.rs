@@ -67,6 +67,9 @@ pub struct RunConfig {
     pub server_bins: BTreeMap<String, PathBuf>,
     /// When the workload ends: at the time limit, or at the first proven violation.
     pub until: Until,
+    /// `--wait-replicas`: the replicas each grant waits for (a lock that replicates).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_replicas: Option<u32>,
     /// The exact command line, to reproduce the run.
     pub command: Vec<String>,
 }
@@ -139,6 +142,9 @@ impl RunConfig {
                 knobs.ttl(),
                 lock.name()
             )));
+        }
+        if let Some(replicas) = knobs.wait_replicas {
+            check_wait_replicas(lock, replicas)?;
         }
         let time_limit = parse_duration("--time-limit", knobs.time_limit())?;
         if time_limit < Duration::from_millis(1) || time_limit > Duration::from_secs(24 * 3600) {
@@ -309,6 +315,7 @@ impl RunConfig {
             images: chosen.images,
             server_bins: chosen.server_bins,
             until: args.until,
+            wait_replicas: knobs.wait_replicas,
             command,
         };
         if config.schedule.is_none() && !config.nemeses.is_empty() {
@@ -317,6 +324,31 @@ impl RunConfig {
         crate::store::check_writable(&config.store, &config.name())?;
         Ok(config)
     }
+}
+
+/// Refuses `--wait-replicas` on a lock without as many replicas to wait for.
+fn check_wait_replicas(lock: &dyn Lock, replicas: u32) -> anyhow::Result<()> {
+    let has = lock.replicas();
+    if has == 0 {
+        let replicating: Vec<&str> = (locks::LOCKS.iter())
+            .filter(|l| l.replicas() > 0)
+            .map(|l| l.name())
+            .collect();
+        return Err(bad(format!(
+            "--wait-replicas does not apply to --lock {}: its servers have no replicas to wait \
+             for (locks that replicate: {})",
+            lock.name(),
+            replicating.join(", ")
+        )));
+    }
+    if replicas == 0 || replicas > has {
+        return Err(bad(format!(
+            "--wait-replicas {replicas} must be between 1 and {has}: --lock {} has {has} \
+             replica(s)",
+            lock.name()
+        )));
+    }
+    Ok(())
 }
 
 fn names(nemeses: &[&dyn Nemesis]) -> String {

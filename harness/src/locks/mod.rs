@@ -12,6 +12,7 @@ pub mod exec;
 mod postgres_advisory;
 mod postgres_lease;
 mod redis;
+mod redis_sentinel;
 mod redlock;
 mod rslock;
 mod zookeeper;
@@ -28,6 +29,7 @@ use crate::service::{LockService, ServiceEntry};
 /// `--lock`'s default.
 pub static LOCKS: &[&dyn Lock] = &[
     &redis::Redis,
+    &redis_sentinel::RedisSentinel,
     &redlock::Redlock,
     &rslock::Rslock,
     &etcd::Etcd,
@@ -154,6 +156,12 @@ pub trait Lock: Sync {
     /// program's library owns).
     fn server_check(&self, _spec: &ClientSpec) -> Option<Box<dyn ServerCheck>> {
         None
+    }
+
+    /// How many replicas a grant can wait for (`--wait-replicas`); 0 for a lock whose servers
+    /// replicate nothing, which refuses the knob.
+    fn replicas(&self) -> u32 {
+        0
     }
 
     /// Refuses a TTL the lock cannot honour, with the reason.

@@ -110,6 +110,10 @@ struct RunInfo<'a> {
     client_libraries: &'a [String],
     /// Each service's server program (an executable, or ZooKeeper's folder of jars).
     server_bins: &'a BTreeMap<String, String>,
+    /// What the service's setup chose (a Sentinel failover's timeouts), as the setup line
+    /// records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service_facts: Option<&'a BTreeMap<String, serde_json::Value>>,
 }
 
 /// Runs one test and checks its history. `interrupt` is set by Ctrl-C or SIGTERM.
@@ -165,6 +169,7 @@ pub fn run(
             server_versions: &setup.server_versions,
             client_libraries: &loaded.history.libraries,
             server_bins: &setup.server_bins,
+            service_facts: setup.service_facts.as_ref(),
         },
         results: &loaded.results,
     };

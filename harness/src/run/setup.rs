@@ -85,11 +85,23 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         Some(kept) if kept.keeps_data() => format!(", each keeping its data ({})", kept.name()),
         _ => String::new(),
     };
+    let service_facts = match service.facts() {
+        Value::Object(facts) => Some(facts.into_iter().collect::<BTreeMap<_, _>>()),
+        _ => None,
+    };
+    let told: Vec<String> = (service_facts.iter().flatten())
+        .map(|(name, value)| format!("{name} {value}"))
+        .collect();
     crate::tell!(
-        "lockpick: {} ready on {} node(s) in {:.2} s{keeping}",
+        "lockpick: {} ready on {} node(s) in {:.2} s{keeping}{}",
         crate::text::terminal::field(config.lock.label()),
         servers.len(),
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        if told.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", told.join(", "))
+        }
     );
     // Every node of a service runs the same build: the first one speaks for all.
     let server_versions: BTreeMap<&str, String> = servers
@@ -143,6 +155,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         servers: service.endpoints(),
         runtime: Some(config.runtime.name().to_string()),
         runtime_facts,
+        service_facts,
         server_versions: server_versions
             .into_iter()
             .map(|(service, version)| (service.to_string(), version))
@@ -214,6 +227,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         deadline_ns: 0,
         max_attempts: 1_000_000,
         skew_file: None,
+        wait_replicas: config.wait_replicas,
     };
     let mut cluster = Cluster::new(Parts {
         children,

@@ -14,6 +14,7 @@ use super::entry::ServiceEntry;
 /// Every service lockpick runs, in the order error messages list them.
 pub static SERVICES: &[&ServiceEntry] = &[
     &super::redis::SERVICE,
+    &super::redis_sentinel::SERVICE,
     &super::etcd::SERVICE,
     &super::zookeeper::SERVICE,
     &super::postgres::SERVICE,

@@ -7,6 +7,8 @@ pub mod http_date;
 pub mod persistence;
 pub mod postgres;
 pub mod redis;
+pub mod redis_sentinel;
+pub mod redis_sentinel_queries;
 pub mod support;
 pub mod zookeeper;
 
@@ -95,6 +97,12 @@ pub trait LockService {
     /// why). Asked by the leader nemeses when a fault opens and again when it heals.
     fn leader(&self, _runtime: &dyn Runtime, _servers: &[Node]) -> Option<Leadership> {
         None
+    }
+
+    /// What the service's setup chose that a reader of the run needs (a failover's timeouts),
+    /// as the setup line's `service_facts`; `null` when nothing.
+    fn facts(&self) -> serde_json::Value {
+        serde_json::Value::Null
     }
 }
 

@@ -45,6 +45,7 @@ mod repeats;
 mod report_dom;
 mod reports;
 mod restarts;
+mod sentinel;
 mod server_clocks;
 mod server_versions;
 mod service_seams;

@@ -172,6 +172,9 @@ mod tests {
     #[test]
     fn the_default_comparison_is_the_locks_whose_entries_ask_for_it() {
         // What `compare --help` promises: the four locks of distinct designs.
-        assert_eq!(default_locks(), "redis,redlock,etcd,zookeeper");
+        assert_eq!(
+            default_locks(),
+            "redis,redis-sentinel,redlock,etcd,zookeeper"
+        );
     }
 }

@@ -193,6 +193,7 @@ impl Bench {
                     deadline_ns: 0,
                     max_attempts: 1,
                     skew_file: None,
+                    wait_replicas: None,
                 },
                 resource,
                 logs: folder.path().to_path_buf(),
