@@ -33,21 +33,109 @@ use crate::store;
 
 const RESOURCE_PORT: u16 = 7000;
 
+/// Runs the setup phase; each stage below is one step of it, in this order.
 pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workload> {
     let logs = dir.join(store::LOGS);
     crate::run_prefix::record_made(&prefix.name, "scratch")?;
     let scratch = Scratch::create(&prefix.name)?;
     let mut service = config.lock.service();
     let shape = config.shape();
+    let (runtime, nodes) = make_nodes(config, prefix, dir, &scratch, service.name())?;
+    let servers: Vec<Node> = shape.servers.iter().map(|n| nodes[n].clone()).collect();
+    let mut children = Children::default();
+    let mut launches = BTreeMap::new();
+    let server_bin = config.server_bins.get(service.name()).map(PathBuf::as_path);
+    let started = start_service(
+        config,
+        service.as_mut(),
+        &mut ServiceSetup {
+            runtime: runtime.as_ref(),
+            nodes: &servers,
+            logs: &logs,
+            scratch: &scratch.path,
+            children: &mut children,
+            server_clock: config.needs().server_clock,
+            faketime: config.needs().server_clock
+                && config.lock.service_entry().clock_mover == ClockMover::Faketime,
+            launches: &mut launches,
+            server_bin,
+            persistence: config.persistence.unwrap_or_default(),
+        },
+    )?;
+    let schedule = match &config.schedule {
+        Some(path) => Schedule::load(path)?,
+        None => config.plan_schedule(),
+    };
+    schedule.save(&dir.join(store::SCHEDULE))?;
+
+    let clock = RunClock::start();
+    let mut log = HistoryLog::create(&dir.join(store::HISTORY))?;
+    let record = setup_record(config, prefix, runtime.as_ref(), &started)?;
+    log.append(Op::new(
+        clock.now(),
+        Process::named(Process::HARNESS),
+        OpType::Info,
+        F::Setup,
+        serde_json::to_value(&record)?,
+    ))?;
+
+    let (sender, events) = mpsc::channel();
+    let me = std::env::current_exe().context("cannot find the lockpick binary")?;
+    let (resource, secret) = start_resource(
+        config,
+        (runtime.as_ref(), &nodes[RESOURCE_NODE]),
+        (&me, &logs, &clock),
+        &mut children,
+        &sender,
+    )?;
+    let mut cluster = Cluster::new(Parts {
+        children,
+        service,
+        scratch,
+        runtime,
+        nodes,
+        endpoints: started.endpoints,
+        launches,
+        client_command: ClientCommand {
+            program: me,
+            spec: client_spec(config, resource, &clock),
+            resource,
+            logs,
+            secret,
+            clock_mover: config.lock.client_clock_mover(),
+        },
+        events: sender,
+    });
+    let needs = config.needs();
+    if needs.resource_links || needs.server_links {
+        cluster.install_delay_links(&shape.clients, needs.server_links)?;
+    }
+    let deadline = config.time_limit.as_nanos() as u64;
+    for slot in &shape.clients {
+        cluster.spawn_client(slot, deadline)?;
+    }
+    let scheduler = Scheduler::new(&schedule, config.faults.clone())?;
+    Ok(Workload::new(cluster, clock, log, events, scheduler))
+}
+
+/// The runtime and every node of the run (servers, clients, the resource's), with firewall
+/// rules where a nemesis will cut or drop packets: the ground everything else stands on.
+fn make_nodes(
+    config: &RunConfig,
+    prefix: &RunPrefix,
+    dir: &Path,
+    scratch: &Scratch,
+    service: &str,
+) -> Result<(Box<dyn Runtime>, BTreeMap<String, Node>)> {
+    let shape = config.shape();
     let mut runtime: Box<dyn Runtime> = config.runtime.create(&RuntimeSettings {
         prefix: &prefix.name,
         subnet: prefix.subnet(),
-        service: service.name(),
+        service,
         servers: &shape.servers,
         images: &config.images,
         shared: vec![dir.to_path_buf(), scratch.path.clone()],
     })?;
-    let mut children = Children::default();
     let mut nodes = BTreeMap::new();
     let making = Instant::now();
     for name in shape.everyone() {
@@ -59,43 +147,48 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         making.elapsed().as_secs_f64(),
         config.runtime.name()
     );
-    let needs = config.needs();
-    if needs.firewall {
+    if config.needs().firewall {
         for node in nodes.values() {
             runtime.install_firewall(node, config.faults.partition_mode)?;
         }
     }
-    let servers: Vec<Node> = shape.servers.iter().map(|n| nodes[n].clone()).collect();
-    let mut launches = BTreeMap::new();
+    Ok((runtime, nodes))
+}
+
+/// What the started service said about itself, for the history's setup line and the cluster.
+struct Started {
+    facts: Option<BTreeMap<String, Value>>,
+    server_versions: BTreeMap<String, String>,
+    server_bins: BTreeMap<String, String>,
+    endpoints: BTreeMap<String, SocketAddr>,
+    /// The addresses clients reach the servers at, in the service's order.
+    addresses: Vec<String>,
+}
+
+/// Starts the lock service's servers and waits until they answer: the step whose time the
+/// terminal tells, with what the service is (its facts, what each server keeps).
+fn start_service(
+    config: &RunConfig,
+    service: &mut dyn crate::service::LockService,
+    setup: &mut ServiceSetup,
+) -> Result<Started> {
     let started = Instant::now();
-    service.start(&mut ServiceSetup {
-        runtime: runtime.as_ref(),
-        nodes: &servers,
-        logs: &logs,
-        scratch: &scratch.path,
-        children: &mut children,
-        server_clock: needs.server_clock,
-        faketime: needs.server_clock
-            && config.lock.service_entry().clock_mover == ClockMover::Faketime,
-        launches: &mut launches,
-        server_bin: config.server_bins.get(service.name()).map(PathBuf::as_path),
-        persistence: config.persistence.unwrap_or_default(),
-    })?;
+    service.start(setup)?;
     let keeping = match config.persistence {
         Some(kept) if kept.keeps_data() => format!(", each keeping its data ({})", kept.name()),
         _ => String::new(),
     };
-    let service_facts = match service.facts() {
+    let facts = match service.facts() {
         Value::Object(facts) => Some(facts.into_iter().collect::<BTreeMap<_, _>>()),
         _ => None,
     };
-    let told: Vec<String> = (service_facts.iter().flatten())
+    let told: Vec<String> = (facts.iter().flatten())
         .map(|(name, value)| format!("{name} {value}"))
         .collect();
     crate::tell!(
         "lockpick: {} ready on {} node(s) in {:.2} s{keeping}{}",
         crate::text::terminal::field(config.lock.label()),
-        servers.len(),
+        setup.nodes.len(),
         started.elapsed().as_secs_f64(),
         if told.is_empty() {
             String::new()
@@ -104,38 +197,42 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         }
     );
     // Every node of a service runs the same build: the first one speaks for all.
-    let server_versions: BTreeMap<&str, String> = servers
-        .first()
-        .and_then(|node| service.server_version(runtime.as_ref(), node))
-        .map(|version| (service.name(), version))
+    let server_versions = (setup.nodes.first())
+        .and_then(|node| service.server_version(setup.runtime, node))
+        .map(|version| (service.name().to_string(), version))
         .into_iter()
         .collect();
-    let server_bins: BTreeMap<&str, PathBuf> = service
-        .server_bin()
-        .map(|path| (service.name(), path))
+    let server_bins = (service.server_bin())
+        .map(|path| (service.name().to_string(), path.display().to_string()))
         .into_iter()
         .collect();
-    let endpoints: BTreeMap<String, SocketAddr> = servers
-        .iter()
+    let endpoints = (setup.nodes.iter())
         .zip(service.endpoints())
         .map(|(node, endpoint)| Ok((node.name.clone(), endpoint.parse()?)))
         .collect::<Result<_>>()?;
+    Ok(Started {
+        facts,
+        server_versions,
+        server_bins,
+        endpoints,
+        addresses: service.endpoints(),
+    })
+}
 
-    let schedule = match &config.schedule {
-        Some(path) => Schedule::load(path)?,
-        None => config.plan_schedule(),
-    };
-    schedule.save(&dir.join(store::SCHEDULE))?;
-
-    let clock = RunClock::start();
-    let mut log = HistoryLog::create(&dir.join(store::HISTORY))?;
+/// The history's first line: what the run is, as the checkers and every output read it.
+fn setup_record(
+    config: &RunConfig,
+    prefix: &RunPrefix,
+    runtime: &dyn Runtime,
+    started: &Started,
+) -> Result<SetupRecord> {
     let capabilities = config.lock.capabilities();
     let runtime_facts = match runtime.facts() {
         Value::Object(facts) => Some(facts.into_iter().collect()),
         _ => None,
     };
     let label = config.lock.label();
-    let setup = SetupRecord {
+    Ok(SetupRecord {
         checked: Setup {
             lock: config.lock.name().to_string(),
             lock_name: (label != config.lock.name()).then(|| label.to_string()),
@@ -152,40 +249,34 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         clients: Some(config.clients as u64),
         seed: Some(config.seed),
         prefix: Some(prefix.name.clone()),
-        servers: service.endpoints(),
+        servers: started.addresses.clone(),
         runtime: Some(config.runtime.name().to_string()),
         runtime_facts,
-        service_facts,
-        server_versions: server_versions
-            .into_iter()
-            .map(|(service, version)| (service.to_string(), version))
-            .collect(),
-        server_bins: server_bins
-            .into_iter()
-            .map(|(service, path)| (service.to_string(), path.display().to_string()))
-            .collect(),
+        service_facts: started.facts.clone(),
+        server_versions: started.server_versions.clone(),
+        server_bins: started.server_bins.clone(),
         persistence: config.persistence.map(|kept| kept.name().to_string()),
-    };
-    log.append(Op::new(
-        clock.now(),
-        Process::named(Process::HARNESS),
-        OpType::Info,
-        F::Setup,
-        serde_json::to_value(&setup)?,
-    ))?;
+    })
+}
 
-    let (sender, events) = mpsc::channel();
-    let me = std::env::current_exe().context("cannot find the lockpick binary")?;
-    let resource_node = nodes[RESOURCE_NODE].clone();
-    let resource = SocketAddr::from((resource_node.ip, RESOURCE_PORT));
+/// Starts the protected resource on its own node, hands it the run's secret, and waits until
+/// it listens: the clients' one shared thing. Returns its address and the secret.
+fn start_resource(
+    config: &RunConfig,
+    (runtime, node): (&dyn Runtime, &Node),
+    (me, logs, clock): (&Path, &Path, &RunClock),
+    children: &mut Children,
+    sender: &mpsc::Sender<crate::processes::children::Event>,
+) -> Result<(SocketAddr, String)> {
+    let resource = SocketAddr::from((node.ip, RESOURCE_PORT));
     let resource_log = logs.join("resource.log");
-    let spec = ProcessSpec::new("the resource", Programs::Harness, &me)
+    let spec = ProcessSpec::new("the resource", Programs::Harness, me)
         .arg("resource")
         .args(["--listen", &resource.to_string()])
         .args(["--fencing", config.fencing.name()])
         .args(["--origin-ns", &clock.origin_ns().to_string()])
         .streams(Stream::Piped, Stream::Piped, Stream::new_log(&resource_log));
-    let mut process = runtime.spawn(&resource_node, &spec)?;
+    let mut process = runtime.spawn(node, &spec)?;
     // Drawn fresh for each run, never from its seed: client programs must not be able to
     // know it.
     let secret = format!("{:032x}", rand::random::<u128>());
@@ -203,7 +294,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         || children.has_exited(&Role::Resource),
         || {
             runtime.probe(
-                &resource_node,
+                node,
                 Box::new(move || {
                     std::net::TcpStream::connect_timeout(&resource, Duration::from_millis(200))?;
                     Ok(())
@@ -211,10 +302,13 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             )
         },
     )?;
+    Ok((resource, secret))
+}
 
-    // What every client gets; `Cluster::spawn_client` fills in the per-client parts (process,
-    // servers, resource, deadline, skew file).
-    let spec = ClientSpec {
+/// What every client gets; `Cluster::spawn_client` fills in the per-client parts (process,
+/// servers, resource, deadline, skew file).
+fn client_spec(config: &RunConfig, resource: SocketAddr, clock: &RunClock) -> ClientSpec {
+    ClientSpec {
         process: 0,
         lock: config.lock.name().to_string(),
         nodes: Vec::new(),
@@ -228,32 +322,5 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         max_attempts: 1_000_000,
         skew_file: None,
         wait_replicas: config.wait_replicas,
-    };
-    let mut cluster = Cluster::new(Parts {
-        children,
-        service,
-        scratch,
-        runtime,
-        nodes,
-        endpoints,
-        launches,
-        client_command: ClientCommand {
-            program: me,
-            spec,
-            resource,
-            logs,
-            secret,
-            clock_mover: config.lock.client_clock_mover(),
-        },
-        events: sender,
-    });
-    if needs.resource_links || needs.server_links {
-        cluster.install_delay_links(&shape.clients, needs.server_links)?;
     }
-    let deadline = config.time_limit.as_nanos() as u64;
-    for slot in &shape.clients {
-        cluster.spawn_client(slot, deadline)?;
-    }
-    let scheduler = Scheduler::new(&schedule, config.faults.clone())?;
-    Ok(Workload::new(cluster, clock, log, events, scheduler))
 }
