@@ -135,14 +135,14 @@ impl Timings {
         if op_timeout < MIN_OP_TIMEOUT {
             return Err(bad(format!(
                 "--op-timeout {} is shorter than 1ms, the shortest request timeout a client \
-             honours",
+                 honours",
                 knobs.op_timeout.as_deref().unwrap_or("?"),
             )));
         }
         if op_timeout.is_zero() || op_timeout >= ttl {
             return Err(bad(format!(
                 "--op-timeout {} must be more than 0 and shorter than --ttl {}: a client must \
-             give up on a request before its lease can run out",
+                 give up on a request before its lease can run out",
                 knobs.op_timeout.as_deref().unwrap_or("?"),
                 knobs.ttl()
             )));
@@ -153,7 +153,7 @@ impl Timings {
                 if bound < ttl {
                     return Err(bad(format!(
                         "--jam-bound {text} is shorter than --ttl {}: a lease outlives its dead \
-                     holder by up to the TTL, so a correct lock would be called jammed",
+                         holder by up to the TTL, so a correct lock would be called jammed",
                         knobs.ttl()
                     )));
                 }
