@@ -22,6 +22,9 @@ use rand::Rng;
 /// Where live runs keep their lock files.
 pub const RUN_DIR: &str = "/run/lockpick";
 
+/// How many runs can live at once: one /24 each, `10.100.0.0` to `10.199.255.0`.
+const SUBNETS: u32 = 100 * 256;
+
 /// The textual prefix: `lkp` and six hex digits.
 pub fn is_prefix(text: &str) -> bool {
     text.len() == 9
@@ -98,8 +101,14 @@ impl RunPrefix {
     /// run side by side) and takes its lock.
     pub fn claim() -> Result<RunPrefix> {
         fs::create_dir_all(RUN_DIR).with_context(|| format!("cannot create {RUN_DIR}"))?;
-        loop {
-            let name = format!("lkp{:06x}", rand::thread_rng().gen_range(0..0x100_0000u32));
+        for _ in 0..SUBNETS * 4 {
+            // One name per subnet, so that two live runs never share a /24: the lock file
+            // below makes the name, and so the subnet, this run's alone while it lives.
+            let name = format!("lkp{:06x}", rand::thread_rng().gen_range(0..SUBNETS));
+            // A crashed run's records keep its name until `lockpick clean` removes them.
+            if controller_path(&name).exists() || made_path(&name).exists() {
+                continue;
+            }
             let lock_path = lock_path(&name);
             let file = match OpenOptions::new()
                 .write(true)
@@ -123,6 +132,9 @@ impl RunPrefix {
             prefix.record_controller()?;
             return Ok(prefix);
         }
+        anyhow::bail!(
+            "no free run prefix: {SUBNETS} runs (live or crashed, see `lockpick clean`) hold them"
+        )
     }
 
     /// Writes the controller's pid and start time into the lock file and the controller file.
@@ -136,11 +148,11 @@ impl RunPrefix {
             .with_context(|| format!("cannot write {record:?}"))
     }
 
-    /// A private /24 for this run, `10.x.y.0/24`, drawn from the prefix. It exists only inside
-    /// the run's own namespaces, so it can never clash with the host's routes.
+    /// A private /24 for this run, `10.x.y.0/24`, one per prefix (`10.100.0` to `10.199.255`):
+    /// no other live run has it. It exists only inside the run's own namespaces, so it can
+    /// never clash with the host's routes.
     pub fn subnet(&self) -> [u8; 3] {
-        let bits = u32::from_str_radix(&self.name[3..], 16).expect("a prefix is hex");
-        [10, 100 + (bits >> 16) as u8 % 100, (bits >> 8) as u8]
+        subnet_of(&self.name)
     }
 }
 
@@ -160,6 +172,12 @@ impl Drop for RunPrefix {
         }
         let _ = fs::remove_file(&self.lock_path);
     }
+}
+
+/// The /24 of the run named `prefix` (see [`RunPrefix::subnet`]).
+fn subnet_of(prefix: &str) -> [u8; 3] {
+    let number = u32::from_str_radix(&prefix[3..], 16).expect("a prefix is hex") % SUBNETS;
+    [10, 100 + (number >> 8) as u8, number as u8]
 }
 
 pub fn lock_path(prefix: &str) -> PathBuf {
@@ -246,6 +264,17 @@ pub fn liveness(prefix: &str, namespace_pids: &[Pid]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_prefix_a_run_can_draw_has_a_subnet_of_its_own() {
+        let mut seen = std::collections::BTreeSet::new();
+        for number in 0..super::SUBNETS {
+            let subnet = super::subnet_of(&format!("lkp{number:06x}"));
+            assert_eq!(subnet[0], 10);
+            assert!((100..200).contains(&subnet[1]), "{subnet:?}");
+            assert!(seen.insert(subnet), "lkp{number:06x} shares {subnet:?}");
+        }
+    }
+
     use super::*;
 
     #[test]
