@@ -170,7 +170,7 @@ fn wrong_shrink_flags_are_refused_before_any_cell_runs_and_make_nothing() {
 
 #[test]
 fn a_matrix_file_that_gives_no_cells_or_an_empty_list_is_refused_checked_or_run() {
-    // Each would have fallen back to lockpick's defaults (an empty file: the default 8 cells
+    // Each would have fallen back to lockpick's defaults (an empty file: the default 20 cells
     // with a random seed) and passed the gate.
     let dir = tempfile::tempdir().unwrap();
     let example = std::fs::read_to_string(example()).unwrap();

@@ -17,7 +17,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub locks: Option<String>,
     /// Nemeses, comma-separated; join several in one cell with `+` (`pause-holder+kill-node`)
-    /// [default: none,pause-holder].
+    /// [default: none,pause-holder,kill-leader,pause-leader,partition-leader].
     #[arg(long)]
     pub nemeses: Option<String>,
     /// Fencing modes, comma-separated (`off`, `on`, or `off,on`) [default: on].

@@ -134,10 +134,22 @@ impl Cluster {
 
     /// Which server leads the others now, as the service says (see [`LockService::leader`]).
     pub fn leader(&self) -> Option<crate::service::Leadership> {
+        self.leader_apart_from(None)
+    }
+
+    /// Which server leads now as the servers other than `hit` say: the one a fault hit may
+    /// be dead, frozen or cut off, and still believe it leads.
+    pub fn leader_apart_from(&self, hit: Option<&str>) -> Option<crate::service::Leadership> {
         let servers: Vec<Node> = (self.endpoints.keys())
+            .filter(|name| Some(name.as_str()) != hit)
             .filter_map(|name| self.nodes.get(name).cloned())
             .collect();
         self.service.leader(self.runtime.as_ref(), &servers)
+    }
+
+    /// The address clients reach the server on node `name` at.
+    pub fn endpoint(&self, name: &str) -> Option<SocketAddr> {
+        self.endpoints.get(name).copied()
     }
 
     pub fn children(&mut self) -> &mut Children {

@@ -25,7 +25,7 @@ struct CellCommand {
 /// Most cells at once: each runs its own servers, clients and namespaces.
 const MAX_PARALLEL: usize = 16;
 
-const DEFAULT_NEMESES: &str = "none,pause-holder";
+const DEFAULT_NEMESES: &str = "none,pause-holder,kill-leader,pause-leader,partition-leader";
 const DEFAULT_FENCING: &str = "on";
 /// A comparison's cells are shorter than a run's default.
 const DEFAULT_TIME_LIMIT: &str = "10s";

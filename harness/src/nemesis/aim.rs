@@ -1,6 +1,6 @@
 //! What a nemesis's faults hit, declared once per nemesis as its [`Aim`]: a random server or a
-//! random client, drawn with each window; the holder whose operation sets a fault off; or
-//! windows the nemesis draws itself. The aim draws each window's targets and, when a fault
+//! random client, drawn with each window; the server that leads when a fault opens; the holder
+//! whose operation sets a fault off; or windows the nemesis draws itself. The aim draws each window's targets and, when a fault
 //! opens, finds what it hits, so that a nemesis's `begin` is handed exactly that (and a fault
 //! with nothing to hit does not begin).
 
@@ -18,6 +18,10 @@ pub type Begun = Result<Option<Box<dyn Fault>>>;
 pub enum Aim<'a> {
     /// One random lock-service server, drawn with each window.
     Server(&'a dyn OnServer),
+    /// The server the service names as leader when the fault opens (the window says only
+    /// "the leader"): the fault begins there as a server's would, and its records say which
+    /// server led, and whether leadership moved before it healed (see [`super::leader_aim`]).
+    Leader(&'a dyn OnServer),
     /// One random client node, drawn with each window; the fault hits the process running
     /// there when it opens.
     Client(&'a dyn OnClient),
@@ -60,6 +64,7 @@ impl Aim<'_> {
     pub fn targets(&self) -> Targets {
         match self {
             Aim::Server(_) => Targets::Servers,
+            Aim::Leader(_) => Targets::Leader,
             Aim::Client(_) => Targets::Clients,
             Aim::Holder(..) => Targets::Holder,
             Aim::Drawn(targets, _) => *targets,
@@ -80,6 +85,7 @@ impl Aim<'_> {
             Aim::Server(_) => {
                 window.targets = shape.servers.choose(rng).cloned().into_iter().collect()
             }
+            Aim::Leader(_) => window.targets = vec![super::window::LEADER.to_string()],
             Aim::Client(_) => {
                 window.targets = shape.clients.choose(rng).cloned().into_iter().collect()
             }
@@ -96,6 +102,7 @@ impl Aim<'_> {
                 Some(node) => nemesis.begin(node, window, ctx),
                 None => Ok(None),
             },
+            Aim::Leader(nemesis) => super::leader_aim::begin(*nemesis, window, ctx),
             Aim::Client(nemesis) => {
                 let Some(slot) = window.targets.first() else {
                     return Ok(None);

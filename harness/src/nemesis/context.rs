@@ -58,6 +58,9 @@ pub struct Context<'a> {
     next_fault: &'a mut u64,
     /// The nemesis acting now, named in every record it makes.
     nemesis: &'static str,
+    /// Fields added to every record made now, by an aim that knows more than the fault it
+    /// begins (which server led): an object, or null.
+    evidence: Value,
 }
 
 impl<'a> Context<'a> {
@@ -75,7 +78,16 @@ impl<'a> Context<'a> {
             log,
             next_fault,
             nemesis: "",
+            evidence: Value::Null,
         }
+    }
+
+    /// Runs `act` with `evidence` (an object) added to the records it makes.
+    pub fn with_evidence<T>(&mut self, evidence: Value, act: impl FnOnce(&mut Self) -> T) -> T {
+        let before = std::mem::replace(&mut self.evidence, evidence);
+        let done = act(self);
+        self.evidence = before;
+        done
     }
 
     /// Names the nemesis whose records follow.
@@ -122,6 +134,9 @@ impl<'a> Context<'a> {
         let mut value = serde_json::to_value(record)?;
         if let (Some(value), Value::Object(details)) = (value.as_object_mut(), details) {
             value.extend(details);
+        }
+        if let (Some(value), Value::Object(evidence)) = (value.as_object_mut(), &self.evidence) {
+            value.extend(evidence.clone());
         }
         let op = Op::new(
             self.now,

@@ -18,6 +18,8 @@ mod delay_client;
 mod delay_holder_write;
 mod kill_client;
 mod kill_node;
+mod leader;
+mod leader_aim;
 mod loss;
 mod needs;
 mod partition;
@@ -56,6 +58,9 @@ pub static NEMESES: &[&dyn Nemesis] = &[
     &clock_holder::ClockHolder,
     &skew_clients::SkewClients,
     &kill_node::KillNode,
+    &leader::KILL_LEADER,
+    &leader::PAUSE_LEADER,
+    &leader::PARTITION_LEADER,
     &kill_client::KillClient,
     &delay_holder_write::DelayHolderWrite,
     &delay_client::DelayClient,

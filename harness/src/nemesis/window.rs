@@ -32,7 +32,13 @@ pub enum Targets {
     Clients,
     /// Nobody in advance: a lock-aware fault hits the holder when it goes off.
     Holder,
+    /// The server the service names as leader when the fault opens: the window names
+    /// [`LEADER`] rather than a node.
+    Leader,
 }
+
+/// What a leader nemesis's window names as its target: whichever server leads when it opens.
+pub const LEADER: &str = "leader";
 
 /// The nodes a schedule can aim at.
 #[derive(Clone, Debug)]

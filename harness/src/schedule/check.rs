@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crate::bad_input::bad;
 use crate::locks::Lock;
-use crate::nemesis::{self, window::Targets};
+use crate::nemesis;
+use crate::nemesis::window::{Targets, LEADER};
 use crate::schedule::Schedule;
 
 /// The most fault windows a run may draw: more is a typo in a flag, and would take memory
@@ -103,10 +104,12 @@ pub fn check_replay(
                 fault_ms as f64 / 1e3
             )));
         }
-        let named = window
-            .targets
-            .iter()
-            .chain(window.cuts.iter().flat_map(|(a, b)| [a, b]));
+        let kind = entry.aim().targets();
+        // A leader nemesis's window names "the leader", found when the fault opens.
+        let names_leader = |name: &String| kind == Targets::Leader && name == LEADER;
+        let named = (window.targets.iter())
+            .chain(window.cuts.iter().flat_map(|(a, b)| [a, b]))
+            .filter(|name| !names_leader(name));
         for name in named {
             if !nodes.has(name) {
                 return Err(bad(format!(
@@ -117,10 +120,10 @@ pub fn check_replay(
                 )));
             }
         }
-        let kind = entry.aim().targets();
         let fits = |name: &String| match kind {
             Targets::Servers => nodes.is_server(name),
             Targets::Clients => nodes.is_client(name),
+            Targets::Leader => name == LEADER,
             Targets::Holder => false,
         };
         if let Some(name) = window.targets.iter().find(|name| !fits(name)) {
@@ -234,6 +237,16 @@ mod tests {
         assert!(check(&missing_client, "redis").is_err());
         let padded = schedule(None, vec![window("kill-client", &["c01"])]);
         assert!(check(&padded, "redis").is_err());
+    }
+
+    #[test]
+    fn a_leader_window_names_the_leader_and_no_node() {
+        let aimed = schedule(None, vec![window("kill-leader", &["leader"])]);
+        assert!(check(&aimed, "etcd").is_ok());
+        let at_a_node = schedule(None, vec![window("kill-leader", &["n1"])]);
+        assert!(check(&at_a_node, "etcd").is_err());
+        let leader_for_a_server_fault = schedule(None, vec![window("kill-node", &["leader"])]);
+        assert!(check(&leader_for_a_server_fault, "etcd").is_err());
     }
 
     #[test]

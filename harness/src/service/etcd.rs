@@ -11,7 +11,9 @@ use lockpick_workloads::Outcome;
 use serde_json::json;
 
 use super::ServiceSetup;
-use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
+use super::{
+    program_output, Launch, Leadership, LockService, Requirement, ServerBinForm, ServiceEntry,
+};
 use crate::runtime::{Node, Runtime};
 use crate::service::support::Support;
 
@@ -138,6 +140,71 @@ impl LockService for EtcdService {
     fn clock_resolution_ms(&self) -> i64 {
         super::http_date::RESOLUTION_MS
     }
+
+    /// Each member's own `maintenance/status`, asked inside its node: the member that names
+    /// itself as leader, with its raft term. A member cut off from the others may still believe
+    /// it leads for a moment, so of two claims the later term wins.
+    fn leader(&self, runtime: &dyn Runtime, servers: &[Node]) -> Option<Leadership> {
+        servers
+            .iter()
+            .filter_map(|node| {
+                let endpoint = format!("{}:{CLIENT_PORT}", node.ip);
+                let (sender, answer) = std::sync::mpsc::channel();
+                let asked = runtime.probe(
+                    node,
+                    Box::new(move || {
+                        let _ = sender.send(status(&endpoint)?);
+                        Ok(())
+                    }),
+                );
+                let status = asked.ok().and_then(|()| answer.try_recv().ok())?;
+                status.leads().then(|| Leadership {
+                    node: node.name.clone(),
+                    term: status.raft_term,
+                })
+            })
+            .max_by_key(|leadership| leadership.term)
+    }
+}
+
+/// What one member says of itself in `maintenance/status`.
+#[derive(Debug, PartialEq, Eq)]
+struct MemberStatus {
+    member_id: u64,
+    leader: u64,
+    raft_term: u64,
+}
+
+impl MemberStatus {
+    /// The gateway's answer: 64-bit ids and counts come as strings (a member id may exceed
+    /// i64), and a field at 0 is left out.
+    fn of(answer: &serde_json::Value) -> Option<MemberStatus> {
+        let number = |v: &serde_json::Value| match v {
+            serde_json::Value::String(s) => s.parse().ok(),
+            serde_json::Value::Number(n) => n.as_u64(),
+            _ => None,
+        };
+        Some(MemberStatus {
+            member_id: number(&answer["header"]["member_id"])?,
+            leader: answer.get("leader").map_or(Some(0), number)?,
+            raft_term: answer.get("raftTerm").map_or(Some(0), number)?,
+        })
+    }
+
+    /// Whether the member names itself leader (0 is "no leader known").
+    fn leads(&self) -> bool {
+        self.leader != 0 && self.leader == self.member_id
+    }
+}
+
+fn status(endpoint: &str) -> Result<MemberStatus> {
+    let mut gateway = EtcdGateway::new(&[endpoint.to_string()], Duration::from_millis(500))
+        .map_err(anyhow::Error::msg)?;
+    match gateway.call("maintenance/status", json!({}), None) {
+        Outcome::Ok(answer) => MemberStatus::of(&answer)
+            .ok_or_else(|| anyhow::anyhow!("{endpoint} status has no member id: {answer}")),
+        Outcome::Fail(e) | Outcome::Info(e) => bail!("status failed: {e}"),
+    }
 }
 
 /// Ready: the member lists every member, and a linearizable read (which needs a leader)
@@ -152,5 +219,24 @@ fn healthy(endpoint: &str, members: usize) -> Result<()> {
     match gateway.call("kv/range", json!({ "key": "cmVhZHk=" }), None) {
         Outcome::Ok(_) => Ok(()),
         Outcome::Fail(e) | Outcome::Info(e) => bail!("read failed: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MemberStatus;
+    use serde_json::json;
+
+    #[test]
+    fn a_member_leads_when_it_names_itself_and_ids_beyond_i64_are_read() {
+        let answer = json!({"header": {"member_id": "17293822569102704640", "raft_term": "7"},
+                            "leader": "17293822569102704640", "raftTerm": "7"});
+        let status = MemberStatus::of(&answer).expect("read");
+        assert!(status.leads());
+        assert_eq!(status.raft_term, 7);
+        let follower = json!({"header": {"member_id": "5"}, "leader": "6", "raftTerm": "7"});
+        assert!(!MemberStatus::of(&follower).unwrap().leads());
+        let leaderless = json!({"header": {"member_id": "5"}, "raftTerm": "8"});
+        assert!(!MemberStatus::of(&leaderless).unwrap().leads());
     }
 }

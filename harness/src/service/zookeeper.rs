@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::{Launch, LockService, Requirement, ServerBinForm, ServiceEntry, ServiceSetup};
+use super::{
+    Launch, Leadership, LockService, Requirement, ServerBinForm, ServiceEntry, ServiceSetup,
+};
 use crate::runtime::{Node, Runtime};
 use crate::service::support::Support;
 
@@ -219,6 +221,47 @@ impl LockService for ZookeeperService {
     fn clock_resolution_ms(&self) -> i64 {
         super::http_date::RESOLUTION_MS
     }
+
+    /// Each server's own `srvr`, asked inside its node: the one whose mode is `leader`, with
+    /// its epoch (the high 32 bits of its last zxid). A leader cut off from its followers
+    /// answers so until it gives up, so of two claims the later epoch wins.
+    fn leader(&self, runtime: &dyn Runtime, servers: &[Node]) -> Option<Leadership> {
+        servers
+            .iter()
+            .filter_map(|node| {
+                let address = SocketAddr::from((node.ip, CLIENT_PORT));
+                let (sender, answer) = std::sync::mpsc::channel();
+                let asked = runtime.probe(
+                    node,
+                    Box::new(move || {
+                        let _ = sender.send(srvr(address)?);
+                        Ok(())
+                    }),
+                );
+                let text = asked.ok().and_then(|()| answer.try_recv().ok())?;
+                let term = leader_epoch(&text)?;
+                Some(Leadership {
+                    node: node.name.clone(),
+                    term,
+                })
+            })
+            .max_by_key(|leadership| leadership.term)
+    }
+}
+
+/// The epoch of a server whose `srvr` says `Mode: leader`; `None` for any other mode.
+fn leader_epoch(srvr: &str) -> Option<u64> {
+    let field = |name: &str| {
+        srvr.lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map(str::trim)
+    };
+    if field("Mode:")? != "leader" {
+        return None;
+    }
+    let zxid = field("Zxid:")?;
+    let zxid = u64::from_str_radix(zxid.trim_start_matches("0x"), 16).ok()?;
+    Some(zxid >> 32)
 }
 
 /// Ready: `srvr` reports a mode (leader or follower); `ruok` answers too early.
@@ -269,4 +312,22 @@ fn holds_zookeeper_jar(dir: &Path) -> bool {
         let name = entry.file_name().to_string_lossy().into_owned();
         name.starts_with("zookeeper-3") && name.ends_with(".jar")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::leader_epoch;
+
+    #[test]
+    fn the_leader_s_epoch_is_the_high_half_of_its_zxid() {
+        let leader = "Zookeeper version: 3.8.0\nLatency min/avg/max: 0/0.0/0\nZxid: 0x300000002\n\
+                      Mode: leader\nNode count: 5\n";
+        assert_eq!(leader_epoch(leader), Some(3));
+        let follower = leader.replace("Mode: leader", "Mode: follower");
+        assert_eq!(leader_epoch(&follower), None);
+        assert_eq!(
+            leader_epoch("This ZooKeeper instance is not currently serving"),
+            None
+        );
+    }
 }
