@@ -13,11 +13,12 @@
 //!   lower, so A's entry, and the lease it stood for, had ended by B's grant.
 //! - *the lock was lost in a failover*: granted under a live lease, as above, and the history
 //!   shows why: A's grant names one server X (its acquire's `nodes`), B's names another, Y, and
-//!   the leader nemeses' records prove leadership moved from X to Y in between (a fault naming
-//!   X as leader when it opened, at or after A's grant was known, and Y as the leader after, with
-//!   `leadership_moved: true`; or a chain of such moves through other servers; the last of them
-//!   opened no later than B's attempt began). The new leader never had A's grant. Only when all
-//!   of this is proven; otherwise the overlap keeps the cause above.
+//!   the leader nemeses' records prove leadership moved from X to Y before B's grant (a fault
+//!   naming X as leader when it opened and Y as the leader after, with `leadership_moved:
+//!   true`; or a chain of such moves through other servers; the last of them opened no later
+//!   than B's attempt began). The new leader never had A's grant, whether X granted it before
+//!   the move (and lost it) or after it (a deposed primary still granting: a split brain).
+//!   Only when all of this is proven; otherwise the overlap keeps the cause above.
 //! - otherwise *undecidable*, with why.
 
 use serde::{Deserialize, Serialize};
@@ -136,14 +137,16 @@ pub fn classify(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, St
 
 /// The leadership moves that prove `second` was granted by a new leader that never had
 /// `first`'s grant: `first` granted by one server, `second` by another, and leadership moved
-/// from the one to the other after `first`'s grant was known and before `second`'s attempt
-/// began. `None` when the history does not prove it.
+/// from the one to the other before `second`'s attempt began. Whether the move came after
+/// `first`'s grant (a primary lost before it replicated) or before it (a deposed primary still
+/// granting, its grants never to reach the new one), the lock was lost in the failover. `None`
+/// when the history does not prove it.
 pub fn failover<'m>(model: &'m Model, first: &Hold, second: &Hold) -> Option<Vec<Move<'m>>> {
     let (x, y) = (first.granted_by.as_deref()?, second.granted_by.as_deref()?);
     if x == y {
         return None;
     }
-    leadership::moves_between(&model.faults, x, y, first.start, second.granted_after)
+    leadership::moves_between(&model.faults, x, y, 0, second.granted_after)
 }
 
 fn failover_words(a: &Hold, b: &Hold, moves: &[Move]) -> String {

@@ -208,14 +208,27 @@ fn leadership_that_did_not_move_or_whose_move_is_unknown_explains_nothing() {
 }
 
 #[test]
-fn a_move_outside_the_two_grants_explains_nothing() {
-    // Opened before client 0's grant was known, or after client 1's attempt began.
-    for (start, stop) in [(ms(5), ms(100)), (ms(205), ms(400))] {
-        stays_granted_under_a_live_lease(&failover_history(json!([Y]), |h| {
-            let (x, y) = (leader("n1", X, 1), leader("n2", Y, 2));
-            leader_fault(h, 1, (start, stop), x, y, json!(true));
-        }));
-    }
+fn a_move_opened_after_the_later_attempt_began_explains_nothing() {
+    stays_granted_under_a_live_lease(&failover_history(json!([Y]), |h| {
+        let (x, y) = (leader("n1", X, 1), leader("n2", Y, 2));
+        leader_fault(h, 1, (ms(205), ms(400)), x, y, json!(true));
+    }));
+}
+
+/// A split brain: leadership had moved from n1 to n2 before client 0's grant, which the
+/// deposed n1 still gave; n2 never had it, and granted client 1 under client 0's live lease.
+#[test]
+fn a_grant_by_a_deposed_leader_was_lost_in_the_failover_too() {
+    let (o, r) = only_overlap(&failover_history(json!([Y]), |h| {
+        let (x, y) = (leader("n1", X, 1), leader("n2", Y, 2));
+        leader_fault(h, 1, (ms(5), ms(100)), x, y, json!(true));
+    }));
+    assert_eq!(o.cause, OverlapCause::LostInFailover, "{}", o.why);
+    let counts = r.overlapping_holders.as_ref().unwrap();
+    assert_eq!(
+        (counts.granted_under_live_lease, counts.lost_in_failover),
+        (0, 1)
+    );
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! `redis-sentinel` on real servers: a primary, two replicas and three Sentinels started and
 //! ready, a failover when the primary's node is hit and a client that follows it, the careful
 //! variant's knob refused where it means nothing, nothing left after a controller killed
-//! mid-failover, and the same service in containers.
+//! mid-failover, a partitioned primary whose lock is lost in the failover, and the same service
+//! in containers.
 
 use crate::common;
 
@@ -184,5 +185,25 @@ fn the_sentinel_service_runs_in_containers() {
     assert!(r.holds() > 0, "no one ever held the lock: {}", r.stdout);
     let servers = setup["value"]["servers"].as_array().unwrap().clone();
     assert_eq!(granting_primaries(&r), [servers[0].as_str().unwrap()]);
+    common::assert_nothing_left(&r);
+}
+
+/// The split brain: the primary cut off from the other servers keeps granting to the clients
+/// that still reach it, the Sentinels promote a replica, and once the partition heals a client
+/// that asks them again is granted by the new primary, which never had the old one's grant,
+/// while that lease is live. Told as the lock lost in a failover, from the leader evidence.
+#[test]
+fn a_partitioned_primary_loses_the_lock_in_the_failover() {
+    let r = common::run_line(
+        "--lock redis-sentinel --nemesis partition-leader --seed 1 --time-limit 20s --quiet 8s",
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let lost = r.results["overlapping_holders"]["lost_in_failover"]
+        .as_u64()
+        .unwrap();
+    assert!(lost >= 1, "{}", r.stdout);
+    assert!(r.stdout.contains("lost in a failover"), "{}", r.stdout);
+    // The grants of the lost lock came from two primaries: the deposed one and the new one.
+    assert!(granting_primaries(&r).len() >= 2, "{}", r.stdout);
     common::assert_nothing_left(&r);
 }
