@@ -30,6 +30,7 @@ impl Lock for Etcd {
             token: "the lock key's create revision",
             server_clock: crate::service::etcd::SERVICE.server_clock,
             leader: crate::service::etcd::SERVICE.leader,
+            delayable_server_links: Support::Yes,
             names_granting_servers: Support::No(
                 "an etcd lock is granted by the cluster as a whole, not by servers the client \
                  can name",

@@ -107,6 +107,9 @@ pub struct Capabilities {
     pub client_clock: Support,
     /// Whether one of its servers leads the others: its service entry's `leader`.
     pub leader: Support,
+    /// Whether its clients reach the servers only at the addresses they are given, so that a
+    /// delay proxy on each of those links holds all their traffic to the servers.
+    pub delayable_server_links: Support,
 }
 
 /// One lock in the catalogue. Contract: `service` returns a fresh, unstarted service each time;

@@ -32,6 +32,7 @@ impl Lock for PostgresAdvisory {
             token: "none",
             server_clock: SERVICE.server_clock,
             leader: SERVICE.leader,
+            delayable_server_links: Support::Yes,
             names_granting_servers: Support::Yes,
             client_clock: Support::No(
                 "an advisory lock does not reason with the client's clock; skewing it would do \

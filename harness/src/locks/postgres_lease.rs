@@ -30,6 +30,7 @@ impl Lock for PostgresLease {
             token: "the lease row's grant counter",
             server_clock: SERVICE.server_clock,
             leader: SERVICE.leader,
+            delayable_server_links: Support::Yes,
             names_granting_servers: Support::Yes,
             client_clock: Support::No(
                 "the lease is timed by the database's clock, not the client's; skewing it would \

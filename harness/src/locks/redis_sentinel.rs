@@ -34,6 +34,10 @@ impl Lock for RedisSentinel {
             token: "none",
             server_clock: redis_sentinel::SERVICE.server_clock,
             leader: redis_sentinel::SERVICE.leader,
+            delayable_server_links: Support::No(
+                "its clients find the Sentinels from each server's own address (port 26379), which \
+                 the delay proxies do not carry",
+            ),
             names_granting_servers: Support::Yes,
             client_clock: Support::No(
                 "only the redlock client reasons with its own clock; skewing this one would do \

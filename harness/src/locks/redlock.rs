@@ -31,6 +31,7 @@ impl Lock for Redlock {
             token: "none",
             server_clock: crate::service::redis::SERVICE.server_clock,
             leader: crate::service::redis::SERVICE.leader,
+            delayable_server_links: Support::Yes,
             names_granting_servers: Support::Yes,
             client_clock: Support::Yes,
         }

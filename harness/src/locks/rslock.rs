@@ -30,6 +30,7 @@ impl Lock for Rslock {
             token: "none",
             server_clock: crate::service::redis::SERVICE.server_clock,
             leader: crate::service::redis::SERVICE.leader,
+            delayable_server_links: Support::Yes,
             names_granting_servers: Support::No(
                 "the rslock crate does not say which servers granted its lock",
             ),

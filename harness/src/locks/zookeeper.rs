@@ -31,6 +31,7 @@ impl Lock for Zookeeper {
             token: "the lock node's sequence number",
             server_clock: crate::service::zookeeper::SERVICE.server_clock,
             leader: crate::service::zookeeper::SERVICE.leader,
+            delayable_server_links: Support::Yes,
             names_granting_servers: Support::No(
                 "a ZooKeeper lock is granted by the ensemble as a whole, not by servers the \
                  client can name",

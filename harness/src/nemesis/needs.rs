@@ -46,6 +46,7 @@ impl Needs {
             .or_else(|| unsupported(self.granting_servers, lock.names_granting_servers))
             .or_else(|| unsupported(self.client_clock, lock.client_clock))
             .or_else(|| unsupported(self.leader, lock.leader))
+            .or_else(|| unsupported(self.server_links, lock.delayable_server_links))
     }
 
     /// The needs of several nemeses at once.
@@ -78,6 +79,7 @@ mod tests {
             names_granting_servers: Support::Yes,
             client_clock: Support::Yes,
             leader: Support::No("no server leads here"),
+            delayable_server_links: Support::Yes,
         }
     }
 

@@ -132,6 +132,16 @@ fn wait_replicas_is_refused_on_a_lock_without_replicas_and_beyond_the_replicas()
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
 
+/// The delay proxies carry each server's own port, not the Sentinels' beside it: a run whose
+/// clients could not find the Sentinels would prove nothing, so it is refused with the reason.
+#[test]
+fn delaying_a_clients_server_links_is_refused_with_the_reason() {
+    let stderr = common::refused("--lock redis-sentinel --nemesis delay-client --time-limit 2s");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--nemesis delay-client"), "{stderr}");
+    assert!(stderr.contains("Sentinels"), "{stderr}");
+}
+
 #[test]
 fn a_controller_killed_mid_failover_leaves_nothing_clean_cannot_remove() {
     let store = tempfile::tempdir().unwrap();
