@@ -114,25 +114,24 @@ impl<'m> Move<'m> {
 
 /// The moves that carry leadership from the server at `from` to the one at `to`, each fault
 /// opening once the one before had stopped (and naming as leader the server the one before
-/// moved it to), the first opening no earlier than `after` and the last no later than
-/// `before`; `None` when the faults prove no such chain. The shortest-lived chain is taken:
-/// each server is reached by the move that named it earliest.
+/// moved it to), the last opening no later than `before`; `None` when the faults prove no such
+/// chain. The shortest-lived chain is taken: each server is reached by the move that named it
+/// earliest.
 pub fn moves_between<'m>(
     faults: &'m [FaultWindow],
     from: &str,
     to: &str,
-    after: u64,
     before: u64,
 ) -> Option<Vec<Move<'m>>> {
     let mut moves: Vec<Move<'m>> = faults
         .iter()
-        .filter(|w| w.start >= after && w.start <= before)
+        .filter(|w| w.start <= before)
         .filter_map(Move::of)
         .collect();
     moves.sort_by_key(|m| (m.fault.start, m.by));
     // Each server leadership is proven to have reached, with when it was named and how.
     let mut reached: HashMap<&str, (u64, Vec<Move<'m>>)> = HashMap::new();
-    reached.insert(from, (after, Vec::new()));
+    reached.insert(from, (0, Vec::new()));
     for m in moves {
         let Some((at, chain)) = reached.get(m.from.address.as_str()) else {
             continue;

@@ -146,7 +146,7 @@ pub fn failover<'m>(model: &'m Model, first: &Hold, second: &Hold) -> Option<Vec
     if x == y {
         return None;
     }
-    leadership::moves_between(&model.faults, x, y, 0, second.granted_after)
+    leadership::moves_between(&model.faults, x, y, second.granted_after)
 }
 
 fn failover_words(a: &Hold, b: &Hold, moves: &[Move]) -> String {

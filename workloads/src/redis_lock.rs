@@ -65,40 +65,67 @@ pub fn renew_on_node(
     }
 }
 
+/// A `SET` that took the lock: when it was sent and answered, and how long (µs) its key had
+/// left by the server's own count.
+pub struct SetSent {
+    pub invoke: u64,
+    pub completed: u64,
+    pub remaining_us: u64,
+}
+
+/// The grant of `value` under `key` on the server at `address`: live for the TTL from the
+/// `SET`'s sending, ended by the server's own count, and kept by a watchdog that renews it
+/// through `renewer` (a connection of its own) every third of the TTL.
+pub fn watched_grant(
+    address: String,
+    renewer: Arc<Mutex<RedisNode>>,
+    (key, value): (&str, String),
+    (ttl, clock): (Duration, RunClock),
+    sent: SetSent,
+    on_renewal: OnRenewal,
+) -> (Watchdog, Grant) {
+    let lease = Lease {
+        live_until: sent.invoke + ttl.as_nanos() as u64,
+        expires_by: Some(expires_by(sent.completed, sent.remaining_us)),
+    };
+    let (key, handle) = (key.to_string(), value.clone());
+    let watchdog = Watchdog::start(clock, lease, ttl / 3, ttl / 3, on_renewal, move || {
+        let mut node = renewer.lock().unwrap_or_else(|e| e.into_inner());
+        renew_on_node(&mut node, &key, &handle, ttl, clock)
+    });
+    let grant = Grant {
+        token: None,
+        handle: value,
+        granted_by: vec![address],
+        lease,
+        granted_after: None,
+        lower_tokens_gone: false,
+        server_lease: None,
+    };
+    (watchdog, grant)
+}
+
 impl LockClient for RedisLock {
     fn try_acquire(&mut self, _wait: Duration, on_renewal: OnRenewal) -> Outcome<Grant> {
         let value = random_value();
         let invoke = self.clock.now();
         match self.node.set_if_absent(&self.key, &value, self.ttl) {
             Outcome::Ok(Some(remaining)) => {
-                // Live for the TTL from the request's sending; ended by the server's own count.
-                let lease = Lease {
-                    live_until: invoke + self.ttl.as_nanos() as u64,
-                    expires_by: Some(expires_by(self.clock.now(), remaining)),
+                let sent = SetSent {
+                    invoke,
+                    completed: self.clock.now(),
+                    remaining_us: remaining,
                 };
-                let (renewer, key, handle) =
-                    (Arc::clone(&self.renewer), self.key.clone(), value.clone());
-                let (ttl, clock) = (self.ttl, self.clock);
-                self.watchdog = Some(Watchdog::start(
-                    self.clock,
-                    lease,
-                    ttl / 3,
-                    ttl / 3,
+                let (watchdog, grant) = watched_grant(
+                    self.node.address().to_string(),
+                    Arc::clone(&self.renewer),
+                    (&self.key, value),
+                    (self.ttl, self.clock),
+                    sent,
                     on_renewal,
-                    move || {
-                        let mut node = renewer.lock().unwrap_or_else(|e| e.into_inner());
-                        renew_on_node(&mut node, &key, &handle, ttl, clock)
-                    },
-                ));
-                Outcome::Ok(Grant {
-                    token: None,
-                    handle: value,
-                    granted_by: vec![self.node.address().to_string()],
-                    lease,
-                    granted_after: None,
-                    lower_tokens_gone: false,
-                    server_lease: None,
-                })
+                );
+                self.watchdog = Some(watchdog);
+                Outcome::Ok(grant)
             }
             Outcome::Ok(None) => Outcome::Fail("held by another client".to_string()),
             Outcome::Fail(e) => Outcome::Fail(e),

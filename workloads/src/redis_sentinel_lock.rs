@@ -16,11 +16,11 @@ use std::time::Duration;
 
 use crate::clock::RunClock;
 use crate::error::WorkloadError;
-use crate::lease::{expires_by, Lease, OnRenewal, Watchdog};
+use crate::lease::{OnRenewal, Watchdog};
 use crate::lock_client::{
     random_value, Grant, LockClient, Outcome, ReleaseFail, ReleaseFailKind, Released,
 };
-use crate::redis_lock::renew_on_node;
+use crate::redis_lock::{watched_grant, SetSent};
 use crate::redis_node::RedisNode;
 
 /// The name the Sentinels monitor the primary by (`sentinel monitor <name> ...`).
@@ -141,6 +141,11 @@ impl LockClient for SentinelLock {
                 return Outcome::Info(e);
             }
         };
+        let sent = SetSent {
+            invoke,
+            completed: clock.now(),
+            remaining_us: remaining,
+        };
         if let Some(replicas) = self.settings.wait_replicas {
             match self.wait_for_replicas(replicas, &value) {
                 Outcome::Ok(()) => {}
@@ -148,38 +153,22 @@ impl LockClient for SentinelLock {
                 Outcome::Info(e) => return Outcome::Info(e),
             }
         }
-        // Live for the TTL from the SET's sending; ended by the primary's own count.
-        let lease = Lease {
-            live_until: invoke + ttl.as_nanos() as u64,
-            expires_by: Some(expires_by(clock.now(), remaining)),
-        };
         // Renewals go to the primary that granted, on their own connection: after a failover
         // they fail there and the lease ends by its bounds.
         let renewer = match RedisNode::new(&address, timeout) {
             Ok(node) => Arc::new(Mutex::new(node)),
             Err(e) => return Outcome::Info(format!("{address}: no renewal connection: {e}")),
         };
-        let handle = value.clone();
-        self.watchdog = Some(Watchdog::start(
-            clock,
-            lease,
-            ttl / 3,
-            ttl / 3,
+        let (watchdog, grant) = watched_grant(
+            address,
+            renewer,
+            (&key, value),
+            (ttl, clock),
+            sent,
             on_renewal,
-            move || {
-                let mut node = renewer.lock().unwrap_or_else(|e| e.into_inner());
-                renew_on_node(&mut node, &key, &handle, ttl, clock)
-            },
-        ));
-        Outcome::Ok(Grant {
-            token: None,
-            handle: value,
-            granted_by: vec![address],
-            lease,
-            granted_after: None,
-            lower_tokens_gone: false,
-            server_lease: None,
-        })
+        );
+        self.watchdog = Some(watchdog);
+        Outcome::Ok(grant)
     }
 
     fn release(&mut self, grant: &Grant) -> Released {

@@ -7,7 +7,8 @@
 //! random server (`kill-node`, `pause-node`), so both act the same way.
 
 use anyhow::Result;
-use serde_json::{json, Value};
+use lockpick_checkers::leadership::Leader;
+use serde_json::json;
 
 use super::aim::{Begun, OnServer};
 use super::window::Window;
@@ -41,7 +42,7 @@ impl Fault for OnLeader {
         let after = ctx.cluster.leader_apart_from(Some(&self.hit.node));
         let moved = after.as_ref().map(|after| moved(&self.hit, after));
         let evidence = json!({
-            "leader_after": after.as_ref().map(|after| described(ctx, after)),
+            "leader_after": after.as_ref().and_then(|after| described(ctx, after)),
             "leadership_moved": moved,
         });
         let inner = self.inner;
@@ -55,13 +56,14 @@ fn moved(before: &Leadership, after: &Leadership) -> bool {
     after.node != before.node || after.term > before.term
 }
 
-/// A leadership as the history records it: the node, the address clients reach it at (as an
-/// acquire's `nodes` name it), and the service's term.
-fn described(ctx: &Context, leadership: &Leadership) -> Value {
-    json!({
-        "node": leadership.node,
-        "address": ctx.cluster.endpoint(&leadership.node).map(|a| a.to_string()),
-        "term": leadership.term,
+/// A leadership as the history records it (the checkers' own `Leader`, which reads it back):
+/// the node, the address clients reach it at (as an acquire's `nodes` name it), and the
+/// service's term.
+fn described(ctx: &Context, leadership: &Leadership) -> Option<Leader> {
+    Some(Leader {
+        node: leadership.node.clone(),
+        address: ctx.cluster.endpoint(&leadership.node)?.to_string(),
+        term: Some(leadership.term),
     })
 }
 
