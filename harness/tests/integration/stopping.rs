@@ -21,7 +21,9 @@ fn start(store: &Path, command: &str, args: &str) -> Background {
 
 /// Waits until the newest run has recorded `count` operations, and notes its prefix.
 fn wait_for_operations(run: &mut Background, store: &Path, count: usize) -> String {
-    wait_for("operations", Duration::from_secs(60), || {
+    // Generous: with every integration test in one binary, six run at once on two cores, and a
+    // comparison starts its cells behind its own checks (the runs last 120 s).
+    wait_for("operations", Duration::from_secs(100), || {
         history_lines(store) > count
     });
     let dir = store.join("latest").canonicalize().unwrap();
