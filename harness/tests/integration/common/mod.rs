@@ -307,6 +307,14 @@ impl Background {
 impl Drop for Background {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
+            // Asked to stop first, as a user would: it heals and removes what it made, even
+            // when a failed test never learnt its prefix. Killed only if it does not stop.
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(100));
+            }
             let _ = child.kill();
             let _ = child.wait();
         }
