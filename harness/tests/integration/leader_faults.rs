@@ -109,8 +109,11 @@ fn killing_the_etcd_leader_moves_leadership_and_accepts_no_stale_write() {
 
 #[test]
 fn cutting_the_zookeeper_leader_off_from_its_followers_moves_leadership() {
+    // 12 s cut off: ZooKeeper's followers wait 5 s before electing, and on a loaded machine
+    // (six tests at once on two cores) the 7 s default once ended before they had a leader.
     let r = common::run_line(
-        "--lock zookeeper --nemesis partition-leader --fencing on --time-limit 10s --seed 3",
+        "--lock zookeeper --nemesis partition-leader --fencing on --time-limit 16s \
+         --fault-duration 12s --seed 3",
     );
     held_through_failover(&r);
     leadership_evidence(&r, "partition-leader");
