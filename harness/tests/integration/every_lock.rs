@@ -46,12 +46,21 @@ fn the_fence_holds(lock: &str, seed: &str) {
     );
 }
 
+/// The tokens of the grants, in the order the clients saw them: by `time`, since lines reach
+/// the history through several pipes and its `index` need not follow `time` (a loaded machine
+/// once wrote etcd's grant of token 30 after that of 35, which came later).
 fn tokens(r: &Run) -> Vec<u64> {
-    r.history()
+    let mut grants: Vec<(u64, u64)> = r
+        .history()
         .iter()
         .filter(|op| op["f"] == "acquire" && op["type"] == "ok")
-        .map(|op| op["value"]["token"].as_u64().expect("a token"))
-        .collect()
+        .map(|op| {
+            let time = op["time"].as_u64().expect("a time");
+            (time, op["value"]["token"].as_u64().expect("a token"))
+        })
+        .collect();
+    grants.sort();
+    grants.into_iter().map(|(_, token)| token).collect()
 }
 
 #[test]

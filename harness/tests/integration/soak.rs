@@ -34,21 +34,28 @@ fn fenced_etcd_and_zookeeper_never_accept_a_stale_write_under_faults() {
         }
     }
     let mut holds = 0;
+    let mut holds_by_lock = std::collections::BTreeMap::new();
     for (line, r) in run_all(lines) {
         assert_ne!(r.code, 255, "{line}: {}", r.stderr);
         assert!(r.results["malformed"].is_null(), "{line}");
         assert_eq!(r.stale_writes(), 0, "{line}:\n{}", r.stdout);
         assert_eq!(r.stale_reads(), 0, "{line}:\n{}", r.stdout);
-        // Under this many faults a run may hold the lock only a few times (etcd lost members
-        // for most of one 8 s run here); the soak as a whole must still exercise it.
-        assert!(
-            r.holds() > 0,
-            "{line}: the lock was never held\n{}",
-            r.stdout
-        );
+        // Under this many faults one run may hold the lock rarely or never (etcd lost members
+        // for most of one 8 s run here; a loaded CI machine once kept ZooKeeper from granting
+        // in one 8 s run, an honest UNKNOWN): each lock must be held across its seeds, and
+        // the soak as a whole must exercise it.
+        let lock = if line.contains("--lock etcd") {
+            "etcd"
+        } else {
+            "zookeeper"
+        };
+        *holds_by_lock.entry(lock).or_insert(0) += r.holds();
         holds += r.holds();
     }
-    eprintln!("{holds} holds in the whole soak");
+    eprintln!("{holds} holds in the whole soak: {holds_by_lock:?}");
+    for (lock, n) in &holds_by_lock {
+        assert!(*n > 0, "{lock} was never held in any seed of the soak");
+    }
     assert!(
         holds >= 30,
         "only {holds} holds in the whole soak: it proves little"
