@@ -1,0 +1,211 @@
+//! MariaDB's `GET_LOCK` on a real server (Debian's mariadb-server, its data folder, socket and
+//! pid file in the run's scratch folder, listening on its node's address): valid without faults;
+//! a killed client's session ends and its lock is granted again; a frozen holder keeps its
+//! session and so its lock (a session lock outlives a pause); a cut-off holder's idle session
+//! outlives the partition; a killed server restarts from its data folder with no sessions, so
+//! the lock is free under its holder. `lockpick clean` removes what a run left after a kill -9 of the
+//! controller (the server dies with it; its data folder, namespaces and clients stay until
+//! then). Nothing of a run is left behind.
+//!
+//! Needs Debian's mariadb-server (`.ci/install-packages`).
+
+use std::time::Duration;
+
+use crate::common;
+
+use common::{assert_nothing_left, fault_starts, run_line, Run};
+use serde_json::Value;
+
+#[test]
+fn mariadb_is_valid_without_faults_and_records_its_server_version() {
+    let r = run_line("--lock mariadb --time-limit 6s --clients 5");
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 10, "only {} holds", r.holds());
+    let setup = &r.history()[0];
+    let version = setup["value"]["server_versions"]["mariadb"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        version.starts_with("10.") || version.starts_with("11."),
+        "{setup}"
+    );
+    assert_nothing_left(&r);
+}
+
+/// The kills that hit a client while it held the lock (granted, not yet releasing), each with
+/// how long after it another client was granted the lock (`None`: never, within the run).
+fn holders_killed(r: &Run) -> Vec<(String, Option<u64>)> {
+    let history = r.history();
+    let grants: Vec<&Value> = history
+        .iter()
+        .filter(|op| op["f"] == "acquire" && op["type"] == "ok")
+        .collect();
+    let mut found = Vec::new();
+    for kill in fault_starts(r, "kill") {
+        let at = kill["time"].as_u64().unwrap();
+        let target = kill["value"]["targets"][0]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let Some(process) = target.strip_prefix("client ") else {
+            continue;
+        };
+        let is_process = |op: &Value| op["process"].to_string() == process;
+        let Some(grant) = grants
+            .iter()
+            .filter(|g| is_process(g) && g["time"].as_u64().unwrap() < at)
+            .last()
+        else {
+            continue;
+        };
+        let granted_at = grant["time"].as_u64().unwrap();
+        let released = history.iter().any(|op| {
+            is_process(op)
+                && op["f"] == "release"
+                && (granted_at..at).contains(&op["time"].as_u64().unwrap())
+        });
+        if released {
+            continue;
+        }
+        let next = grants
+            .iter()
+            .map(|g| g["time"].as_u64().unwrap())
+            .find(|t| *t > at);
+        found.push((target, next.map(|t| t - at)));
+    }
+    found
+}
+
+#[test]
+fn a_killed_holders_session_ends_and_its_lock_is_granted_again() {
+    // Two clients that hold for a second each: a kill finds the holder about half the time, so
+    // one of two runs finds one (and the other client takes the lock when its session dies).
+    let line = "--lock mariadb --nemesis kill-client --clients 2 --work 1s --time-limit 12s";
+    let mut killed = Vec::new();
+    for seed in [1, 2, 3] {
+        let r = run_line(&format!("{line} --seed {seed}"));
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+        assert!(!r.stdout.contains("lock jammed"), "{}", r.stdout);
+        assert!(!fault_starts(&r, "kill").is_empty(), "{}", r.stdout);
+        assert_nothing_left(&r);
+        killed = holders_killed(&r);
+        if !killed.is_empty() {
+            break;
+        }
+    }
+    assert!(!killed.is_empty(), "no kill found a holder in three runs");
+    // Freed when its session died: the next grant comes at once, not after some timeout (a
+    // kill late in the run may leave no time for one).
+    for (target, next) in &killed {
+        if let Some(after) = next {
+            assert!(
+                *after < Duration::from_secs(3).as_nanos() as u64,
+                "{target} was killed holding the lock, granted again {after} ns later"
+            );
+        }
+    }
+    assert!(killed.iter().any(|(_, next)| next.is_some()), "{killed:?}");
+}
+
+#[test]
+fn a_frozen_holder_keeps_its_session_and_so_its_lock() {
+    let r = run_line(
+        "--lock mariadb --nemesis pause-holder --time-limit 8s --pause 2500ms \
+         --fault-interval 500ms --seed 3",
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.overlaps(), 0, "{}", r.stdout);
+    let pauses = fault_starts(&r, "pause");
+    assert!(!pauses.is_empty(), "{}", r.stdout);
+    assert!(
+        pauses.iter().all(|p| p["value"]["effective"] == true),
+        "{pauses:?}"
+    );
+    assert_nothing_left(&r);
+}
+
+#[test]
+fn a_cut_off_holders_session_outlives_the_partition() {
+    let r = run_line("--lock mariadb --nemesis partition-holder --time-limit 10s --seed 1");
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.overlaps(), 0, "{}", r.stdout);
+    assert!(
+        !fault_starts(&r, "partition-holder").is_empty(),
+        "{}",
+        r.stdout
+    );
+    assert_nothing_left(&r);
+}
+
+#[test]
+fn a_killed_server_restarts_from_its_data_folder_and_frees_the_lock_under_its_holder() {
+    // A restart ends every session: the next client is granted the lock while the holder works
+    // on. Holders work 4 s, longer than a restart takes on a busy machine (at most two runs).
+    let line = "--lock mariadb --nemesis kill-node --work 4s --time-limit 15s";
+    let mut r = run_line(&format!("{line} --seed 5"));
+    if r.code != 1 {
+        r = run_line(&format!("{line} --seed 6"));
+    }
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.overlaps() > 0, "{}", r.stdout);
+    let overlaps = r.results["overlapping_holders"]["overlaps"]
+        .as_array()
+        .unwrap();
+    assert!(
+        overlaps
+            .iter()
+            .all(|o| o["faults"].to_string().contains("kill of n1")),
+        "{overlaps:?}"
+    );
+    let stops: Vec<_> = r
+        .history()
+        .into_iter()
+        .filter(|e| e["f"] == "stop" && e["value"]["fault"] == "kill")
+        .collect();
+    assert!(!stops.is_empty(), "{}", r.stdout);
+    assert!(
+        stops.iter().all(|s| s["value"]["restarted_pid"].is_u64()),
+        "{stops:?}"
+    );
+    // Each start, the first and every restart, says so in the server's log.
+    let log = std::fs::read_to_string(r.dir.join("logs/mariadb-n1.log")).unwrap();
+    let ready = log.matches("ready for connections").count();
+    assert!(
+        ready > stops.len().saturating_sub(1),
+        "{ready} starts for {} restarts:\n{log}",
+        stops.len()
+    );
+    assert_nothing_left(&r);
+}
+
+#[test]
+fn clean_removes_what_a_run_left_when_its_controller_was_killed() {
+    use nix::sys::signal::{kill, Signal};
+    let store = tempfile::tempdir().unwrap();
+    let mut lockpick = common::lockpick();
+    lockpick.args(["run", "--lock", "mariadb", "--time-limit", "120s"]);
+    let mut run = common::start_in(lockpick, store.path());
+    common::wait_for("operations", Duration::from_secs(100), || {
+        common::history_lines(store.path()) > 20
+    });
+    let dir = store.path().join("latest").canonicalize().unwrap();
+    let prefix = common::run_identity(&dir).0;
+    run.prefix = Some(prefix.clone());
+    kill(run.pid(), Signal::SIGKILL).unwrap();
+    run.wait();
+    // The server dies with its controller (its parent-death signal); its data folder, the
+    // namespaces and the clients stay until clean.
+    let scratch = format!("/dev/shm/{prefix}");
+    assert!(
+        std::path::Path::new(&scratch)
+            .join("mariadb-n1/data")
+            .is_dir(),
+        "the killed run's data folder is gone before clean"
+    );
+    assert!(!common::namespaces_with(&prefix).is_empty());
+    common::clean_prefix(common::lockpick(), &prefix);
+    common::assert_prefix_gone(&prefix);
+    let left = common::processes_mentioning(&[&format!("{scratch}/")]);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
