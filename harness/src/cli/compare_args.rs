@@ -13,7 +13,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub matrix: Option<PathBuf>,
     /// Locks, comma-separated: a lock's name, `exec:<service>:<command>`, or the short name
-    /// the matrix file gives one of its locks [default: redis,redis-sentinel,redlock,etcd,zookeeper].
+    /// the matrix file gives one of its locks [default: redis,redis-sentinel,redlock,etcd,zookeeper,mariadb].
     #[arg(long)]
     pub locks: Option<String>,
     /// Nemeses, comma-separated; join several in one cell with `+` (`pause-holder+kill-node`)
