@@ -5,9 +5,11 @@
 //! outlives the partition; a killed server restarts from its data folder with no sessions, so
 //! the lock is free under its holder. `lockpick clean` removes what a run left after a kill -9 of the
 //! controller (the server dies with it; its data folder, namespaces and clients stay until
-//! then). Nothing of a run is left behind.
+//! then). `exec:mariadb:` lends the server to a program of the user's (PyMySQL's GET_LOCK, from
+//! `examples/`). Nothing of a run is left behind.
 //!
-//! Needs Debian's mariadb-server (`.ci/install-packages`).
+//! Needs Debian's mariadb-server, and for the exec program Debian's python3-pymysql
+//! (`.ci/install-packages`).
 
 use std::time::Duration;
 
@@ -208,4 +210,29 @@ fn clean_removes_what_a_run_left_when_its_controller_was_killed() {
     common::assert_prefix_gone(&prefix);
     let left = common::processes_mentioning(&[&format!("{scratch}/")]);
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn an_exec_program_takes_get_lock_on_the_server_and_a_killed_ones_lock_is_freed() {
+    let program = common::examples::example("python-pymysql/lock_client.py");
+    let check = common::lockpick()
+        .args(["protocol-check", "--service", "mariadb", "--"])
+        .arg(&program)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success(),
+        "{said}\n{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(said.contains("7 of 7 checks passed"), "{said}");
+    let r = run_line(&format!(
+        "--lock exec:mariadb:{program} --name pymysql --nemesis kill-client --clients 3 \
+         --time-limit 10s --seed 2"
+    ));
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 10, "{}", r.stdout);
+    assert!(!fault_starts(&r, "kill").is_empty(), "{}", r.stdout);
+    assert_nothing_left(&r);
 }
