@@ -1,9 +1,10 @@
 //! MariaDB's `GET_LOCK` on a real server (Debian's mariadb-server, its data folder, socket and
 //! pid file in the run's scratch folder, listening on its node's address): valid without faults;
 //! a killed client's session ends and its lock is granted again; a frozen holder keeps its
-//! session and so its lock (a session lock outlives a pause); a cut-off holder's idle session
-//! outlives the partition; a killed server restarts from its data folder with no sessions, so
-//! the lock is free under its holder. `lockpick clean` removes what a run left after a kill -9 of the
+//! session and so its lock (a session lock outlives a pause); a cut-off holder's session
+//! outlives a 2 s partition (the server's keepalives need 3 s); a killed server restarts from its data folder with no sessions, so
+//! the lock is free under its holder; a jumped server clock (libfaketime) is read back and
+//! changes nothing. `lockpick clean` removes what a run left after a kill -9 of the
 //! controller (the server dies with it; its data folder, namespaces and clients stay until
 //! then). `exec:mariadb:` lends the server to a program of the user's (PyMySQL's GET_LOCK, from
 //! `examples/`). Nothing of a run is left behind.
@@ -229,5 +230,19 @@ fn an_exec_program_takes_get_lock_on_the_server_and_a_killed_ones_lock_is_freed(
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(r.holds() >= 10, "{}", r.stdout);
     assert!(!fault_starts(&r, "kill").is_empty(), "{}", r.stdout);
+    assert_nothing_left(&r);
+}
+
+#[test]
+fn a_jumped_server_clock_is_read_back_and_leaves_the_session_lock_alone() {
+    let r =
+        run_line("--lock mariadb --nemesis clock-forward --work 500ms --time-limit 10s --seed 3");
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let jumps = fault_starts(&r, "clock-forward");
+    assert!(!jumps.is_empty(), "{}", r.stdout);
+    assert!(
+        jumps.iter().all(|j| j["value"]["effective"] == true),
+        "a jump not read back from SYSDATE(6): {jumps:?}"
+    );
     assert_nothing_left(&r);
 }
