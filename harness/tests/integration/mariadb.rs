@@ -2,15 +2,17 @@
 //! pid file in the run's scratch folder, listening on its node's address): valid without faults;
 //! a killed client's session ends and its lock is granted again; a frozen holder keeps its
 //! session and so its lock (a session lock outlives a pause); a cut-off holder's session
-//! outlives a 2 s partition (the server's keepalives need 3 s); a killed server restarts from its data folder with no sessions, so
-//! the lock is free under its holder; a jumped server clock (libfaketime) is read back and
-//! changes nothing. `lockpick clean` removes what a run left after a kill -9 of the
-//! controller (the server dies with it; its data folder, namespaces and clients stay until
-//! then). `exec:mariadb:` lends the server to a program of the user's (PyMySQL's GET_LOCK, from
-//! `examples/`). Nothing of a run is left behind.
+//! outlives a 2 s partition (the server's keepalives need 3 s); a killed server restarts from its
+//! data folder with no sessions, so the lock is free under its holder; a jumped server clock
+//! (libfaketime) is read back and changes nothing. `lockpick clean` removes what a run left after
+//! a kill -9 of its controller (the server dies with it; its data folder, namespaces and clients
+//! stay until then). `exec:mariadb:` lends the server to a program of the user's (PyMySQL's
+//! `GET_LOCK`, from `examples/`). In containers (`--runtime docker`, `docker/mariadb`) the same
+//! server frees a killed client's lock, and a restarted one frees it under its holder. Nothing of
+//! a run is left behind.
 //!
-//! Needs Debian's mariadb-server, and for the exec program Debian's python3-pymysql
-//! (`.ci/install-packages`).
+//! Needs Debian's mariadb-server, python3-pymysql for the exec program, and docker.io and
+//! debootstrap for the containers (`.ci/install-packages`).
 
 use std::time::Duration;
 
@@ -245,4 +247,30 @@ fn a_jumped_server_clock_is_read_back_and_leaves_the_session_lock_alone() {
         "a jump not read back from SYSDATE(6): {jumps:?}"
     );
     assert_nothing_left(&r);
+}
+
+#[test]
+fn in_containers_a_killed_client_frees_the_lock_and_a_restart_frees_it_under_its_holder() {
+    // lockpick/mariadb:bookworm (docker/mariadb), built by the engine helper if missing.
+    let engine = common::engine::Engine::with_images(&[("bookworm", &["node", "mariadb"])]);
+    let store = tempfile::tempdir().unwrap();
+    let r = engine.run(
+        store.path(),
+        "--lock mariadb --nemesis kill-client --time-limit 8s --seed 2",
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 10, "{}", r.stdout);
+    assert!(!fault_starts(&r, "kill").is_empty(), "{}", r.stdout);
+    let setup = &r.history()[0];
+    assert!(
+        setup["value"]["server_versions"]["mariadb"].is_string(),
+        "{setup}"
+    );
+    let store = tempfile::tempdir().unwrap();
+    let r = engine.run(
+        store.path(),
+        "--lock mariadb --nemesis kill-node --work 2s --time-limit 10s --seed 5",
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.overlaps() > 0, "{}", r.stdout);
 }
