@@ -12,9 +12,9 @@ pub struct CompareArgs {
     /// outcome of each cell. Flags given here override the file's.
     #[arg(long)]
     pub matrix: Option<PathBuf>,
-    /// Locks, comma-separated: a lock's name, `exec:<service>:<command>`, or the short name
-    /// the matrix file gives one of its locks [default: redis,redis-sentinel,redlock,etcd,zookeeper].
-    #[arg(long)]
+    // Its help names the default locks, read from the catalogue (`compare_locks_help`), so
+    // that a lock added to the default comparison changes no line here.
+    #[arg(long, help = super::values::compare_locks_help())]
     pub locks: Option<String>,
     /// Nemeses, comma-separated; join several in one cell with `+` (`pause-holder+kill-node`)
     /// [default: none,pause-holder,kill-leader,pause-leader,partition-leader].

@@ -35,6 +35,7 @@ mod leases;
 mod lifecycle;
 mod liveness;
 mod lockpick_image;
+mod mariadb;
 mod nemeses;
 mod postgres;
 mod protocol_check;

@@ -174,7 +174,7 @@ mod tests {
         // What `compare --help` promises: the four locks of distinct designs.
         assert_eq!(
             default_locks(),
-            "redis,redis-sentinel,redlock,etcd,zookeeper"
+            "redis,redis-sentinel,redlock,etcd,zookeeper,mariadb"
         );
     }
 }
