@@ -37,7 +37,7 @@ pub struct Knob {
 pub static KNOBS: &[Knob] = &[
     Knob {
         name: "fault-duration",
-        about: "fault duration (a pause, a partition, a kill's downtime)",
+        about: "fault duration",
         unit: Unit::Duration,
         against_ttl: true,
         ignored: |_, nemeses| {

@@ -98,7 +98,7 @@ impl Outcome {
         let ratio = if self.knob.name == "ttl" {
             "fault duration / TTL"
         } else {
-            "/ TTL"
+            "ratio to the TTL"
         };
         [
             self.knob.name.to_string(),
