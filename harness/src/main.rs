@@ -16,7 +16,8 @@ use lockpick::report::summary_md::RunSummary;
 use lockpick::text::stdout;
 use lockpick::text::terminal::{field, neutral};
 use lockpick::{
-    bench, clean, client, compare, protocol_check, report, resource, run, say, shrink, store, sweep, tell,
+    bench, clean, client, compare, protocol_check, report, resource, run, say, shrink, store,
+    sweep, tell,
 };
 
 const EXIT_BAD_INPUT: u8 = 254;

@@ -56,7 +56,12 @@ pub static KNOBS: &[Knob] = &[
         ignored: |lock, _| {
             lock.lease_silence(std::time::Duration::from_secs(1))
                 .is_none()
-                .then(|| format!("{} has no lease length: its TTL changes nothing", lock.label()))
+                .then(|| {
+                    format!(
+                        "{} has no lease length: its TTL changes nothing",
+                        lock.label()
+                    )
+                })
         },
         set: |k, v| k.run.ttl = Some(v),
         given: |k| k.run.ttl.is_some(),

@@ -98,13 +98,15 @@ mod tests {
     use lockpick_checkers::model::FaultWindow;
 
     fn hold(process: u64, start: u64, end: u64, released: bool) -> Hold {
-        Hold {
-            process,
-            start,
-            end,
-            released,
-            ..Hold::default()
-        }
+        let mut hold = Hold::default();
+        (hold.process, hold.start, hold.end, hold.released) = (process, start, end, released);
+        hold
+    }
+
+    fn model_of(holds: Vec<Hold>, faults: Vec<FaultWindow>) -> Model {
+        let mut model = Model::default();
+        (model.holds, model.faults) = (holds, faults);
+        model
     }
 
     fn kill(process: u64, start: u64) -> FaultWindow {
@@ -124,23 +126,18 @@ mod tests {
 
     #[test]
     fn a_killed_holder_counts_from_its_kill_to_the_next_grant_and_a_bystander_not_at_all() {
-        let model = Model {
-            holds: vec![
+        let model = model_of(
+            vec![
                 hold(1, 0, 100, true),
                 hold(2, 200, 250, false), // never released: killed at 300
                 hold(3, 2_300_000_000, 2_400_000_000, true),
             ],
-            faults: vec![kill(2, 300), kill(1, 400), kill(3, 2_500_000_000)],
-            ..Model::default()
-        };
+            vec![kill(2, 300), kill(1, 400), kill(3, 2_500_000_000)],
+        );
         let (gaps, never) = next_grants(&model);
-        assert_eq!(gaps, [(2_300_000_000 - 300) as f64 / 1e9]);
+        assert_eq!(gaps, [(2_300_000_000u64 - 300) as f64 / 1e9]);
         assert_eq!(never, 0, "client 1 had released; client 3 too");
-        let model = Model {
-            holds: vec![hold(1, 0, 100, false)],
-            faults: vec![kill(1, 50)],
-            ..Model::default()
-        };
+        let model = model_of(vec![hold(1, 0, 100, false)], vec![kill(1, 50)]);
         assert_eq!(next_grants(&model), (vec![], 1));
     }
 }

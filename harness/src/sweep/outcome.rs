@@ -74,7 +74,11 @@ impl Outcome {
                     point.ratio.map_or("–".to_string(), |r| format!("{r:.2}")),
                     format!("{} fencing {}", series.lock, series.fencing),
                     format!("{}/{}/{}", s.invalid, s.unknown, s.valid),
-                    format!("{}, mean {:.1}", share(s.overlap_share, s.runs), s.mean_overlaps),
+                    format!(
+                        "{}, mean {:.1}",
+                        share(s.overlap_share, s.runs),
+                        s.mean_overlaps
+                    ),
                     format!(
                         "{}, mean {:.1}",
                         share(s.stale_share, s.runs),

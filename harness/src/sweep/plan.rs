@@ -82,7 +82,10 @@ pub fn plan(args: &SweepArgs) -> Result<Grid> {
     }
     let locks = list("--locks", &args.locks)?;
     let fencings = list("--fencing", &args.fencing)?;
-    if let Some(f) = fencings.iter().find(|f| !["off", "on"].contains(&f.as_str())) {
+    if let Some(f) = fencings
+        .iter()
+        .find(|f| !["off", "on"].contains(&f.as_str()))
+    {
         return Err(bad(format!("--fencing {f:?}: use off, on or off,on")));
     }
     let nemeses: Vec<&'static dyn crate::nemesis::Nemesis> = (args.nemesis.split('+'))
@@ -147,10 +150,7 @@ pub fn plan(args: &SweepArgs) -> Result<Grid> {
     crate::store::check_writable(&store, "sweep")?;
     let seed = args.seed.unwrap_or_else(rand::random);
     let seeds: Vec<u64> = (0..args.seeds).map(|r| repeat_seed(seed, r)).collect();
-    let points: Vec<Point> = values
-        .iter()
-        .map(|v| point(knob, *v, ttl, pause))
-        .collect();
+    let points: Vec<Point> = values.iter().map(|v| point(knob, *v, ttl, pause)).collect();
     let series: Vec<Series> = locks
         .iter()
         .flat_map(|lock| {

@@ -87,7 +87,10 @@ fn draw<DB: DrawingBackend>(
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let xs: Vec<f64> = outcome.points.iter().map(|p| p.x).collect();
-    let (mut lo, mut hi) = (xs.iter().copied().fold(f64::INFINITY, f64::min), xs.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let (mut lo, mut hi) = (
+        xs.iter().copied().fold(f64::INFINITY, f64::min),
+        xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
     let marked = marker(outcome);
     if let Some((at, _)) = &marked {
         lo = lo.min(*at);
@@ -136,7 +139,10 @@ fn draw<DB: DrawingBackend>(
             .draw_series(LineSeries::new(line.clone(), style))?
             .label(format!("{} fencing {}", series.lock, series.fencing))
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
-        chart.draw_series(line.iter().map(|&(x, y)| Circle::new((x, y), 3, colour.filled())))?;
+        chart.draw_series(
+            line.iter()
+                .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
+        )?;
     }
     chart
         .configure_series_labels()

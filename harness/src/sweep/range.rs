@@ -71,7 +71,9 @@ pub fn parse(vary: &str, points: Option<usize>) -> Result<Range> {
         }
         None => {
             if points.is_some() {
-                return Err(bad("--points spreads a FROM..TO range, not a list of values"));
+                return Err(bad(
+                    "--points spreads a FROM..TO range, not a list of values",
+                ));
             }
             let listed: Vec<&str> = values.split(',').filter(|v| !v.trim().is_empty()).collect();
             let values = listed
@@ -103,7 +105,12 @@ fn value(knob: &Knob, text: &str) -> Result<Value> {
             .ok()
             .filter(|n| *n > 0)
             .map(Value::Count)
-            .ok_or_else(|| bad(format!("{flag}{text}: {} is a whole number from 1", knob.name))),
+            .ok_or_else(|| {
+                bad(format!(
+                    "{flag}{text}: {} is a whole number from 1",
+                    knob.name
+                ))
+            }),
         Unit::Duration => match text.strip_suffix('x') {
             Some(_) if !knob.against_ttl => Err(bad(format!(
                 "{flag}{text}: {} cannot be a multiple of the TTL",
@@ -189,7 +196,10 @@ mod tests {
     fn a_range_of_ttl_multiples_spreads_its_points_and_includes_both_ends() {
         let range = parse("fault-duration=0.5x..2.5x", Some(5)).unwrap();
         assert_eq!(range.knob.name, "fault-duration");
-        assert_eq!(words(&range), ["500ms", "1000ms", "1500ms", "2000ms", "2500ms"]);
+        assert_eq!(
+            words(&range),
+            ["500ms", "1000ms", "1500ms", "2000ms", "2500ms"]
+        );
         let range = parse("ttl=1s,2s,4s", None).unwrap();
         assert_eq!(words(&range), ["1000ms", "2000ms", "4000ms"]);
         let range = parse("clients=2..4", Some(5)).unwrap();

@@ -47,7 +47,8 @@ impl PointStats {
         }
         let n = runs.len() as f64;
         let share = |f: fn(&RunMeasure) -> bool| runs.iter().filter(|r| f(r)).count() as f64 / n;
-        let mean = |f: fn(&RunMeasure) -> usize| runs.iter().map(|r| f(r)).sum::<usize>() as f64 / n;
+        let mean =
+            |f: fn(&RunMeasure) -> usize| runs.iter().map(|r| f(r)).sum::<usize>() as f64 / n;
         let verdicts = |v: Validity| runs.iter().filter(|r| r.verdict == v).count();
         let gaps: Vec<f64> = runs.iter().flat_map(|r| r.next_grant_s.clone()).collect();
         let mut latencies = Histogram::<u64>::new_with_bounds(1, MOST_US, 3)
@@ -55,9 +56,8 @@ impl PointStats {
         for us in runs.iter().flat_map(|r| &r.acquire_us) {
             latencies.saturating_record((*us).max(1));
         }
-        let percentile_ms = |q: f64| {
-            (!latencies.is_empty()).then(|| latencies.value_at_quantile(q) as f64 / 1e3)
-        };
+        let percentile_ms =
+            |q: f64| (!latencies.is_empty()).then(|| latencies.value_at_quantile(q) as f64 / 1e3);
         Some(PointStats {
             point,
             series,
@@ -121,7 +121,12 @@ mod tests {
     #[test]
     fn shares_means_and_percentiles_are_over_the_points_runs() {
         let runs = [
-            run(3, 1, &[1.0], &(1..=100).map(|ms| ms * 1000).collect::<Vec<_>>()),
+            run(
+                3,
+                1,
+                &[1.0],
+                &(1..=100).map(|ms| ms * 1000).collect::<Vec<_>>(),
+            ),
             run(0, 0, &[3.0, 2.0], &[]),
             run(1, 0, &[], &[]),
         ];

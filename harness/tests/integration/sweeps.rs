@@ -63,14 +63,22 @@ fn redis_overlaps_at_a_pause_of_one_and_a_half_ttls_and_not_below_half_of_one() 
         "--seed",
         "7",
     ]);
-    assert!(done.shown.contains("= 4 runs"), "the cost told first: {}", done.shown);
+    assert!(
+        done.shown.contains("= 4 runs"),
+        "the cost told first: {}",
+        done.shown
+    );
     assert!(done.shown.contains("ETA"), "{}", done.shown);
     let stats = points(&json);
     assert_eq!(stats.len(), 2);
     assert_eq!(json["points"][0]["value"], "600ms");
     assert_eq!(stats[0]["runs"], 2);
     assert_eq!(stats[0]["overlap_share"], 0.0, "{}", stats[0]);
-    assert!(stats[1]["overlap_share"].as_f64().unwrap() > 0.0, "{}", stats[1]);
+    assert!(
+        stats[1]["overlap_share"].as_f64().unwrap() > 0.0,
+        "{}",
+        stats[1]
+    );
     assert!(stats[1]["next_grant_samples"].as_u64().unwrap() > 0);
     assert!(stats[1]["acquire_p99_ms"].as_f64().is_some());
     // Every run is an ordinary stored run: its report is there, and `check` judges it again.
@@ -115,7 +123,10 @@ fn plots_have_named_axes(page: &Path) {
             .collect();
         let has = |want: &str| texts.iter().any(|t| t.contains(want));
         assert!(has("fault duration / TTL"), "x axis named: {texts:?}");
-        assert!(has(plot["measure"].as_str().unwrap()), "y axis named: {texts:?}");
+        assert!(
+            has(plot["measure"].as_str().unwrap()),
+            "y axis named: {texts:?}"
+        );
         assert!(has("fault-duration = TTL"), "the line at 1: {texts:?}");
         assert!(has("redis fencing off"), "the line's legend: {texts:?}");
         assert!(plot["width"].as_f64().unwrap() > 300.0, "{plot}");
@@ -206,7 +217,10 @@ fn bad_sweeps_are_one_line_and_exit_254_with_nothing_started() {
             vec!["--vary", "ttl=1s..2s", "--locks", "postgres-advisory"],
             "postgres-advisory ignores it",
         ),
-        (vec!["--vary", "ttl=1s..2s", "--ttl", "3s"], "the knob the sweep varies"),
+        (
+            vec!["--vary", "ttl=1s..2s", "--ttl", "3s"],
+            "the knob the sweep varies",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let done = lockpick_in(dir.path(), &[&["sweep"], &args[..]].concat());
@@ -214,6 +228,9 @@ fn bad_sweeps_are_one_line_and_exit_254_with_nothing_started() {
         let shown = done.shown.trim();
         assert_eq!(shown.lines().count(), 1, "{shown}");
         assert!(shown.contains(says), "{args:?}: {shown}");
-        assert!(!dir.path().join("store").exists(), "{args:?} started something");
+        assert!(
+            !dir.path().join("store").exists(),
+            "{args:?} started something"
+        );
     }
 }
