@@ -144,7 +144,7 @@ fn spread(knob: &Knob, from: Value, to: Value, points: usize) -> Result<Vec<Valu
             knob.name
         )));
     }
-    if points < 2 || points > MAX_POINTS {
+    if !(2..=MAX_POINTS).contains(&points) {
         return Err(bad(format!(
             "--points {points} must be between 2 and {MAX_POINTS}"
         )));
