@@ -145,7 +145,7 @@ fn minutes(d: Duration) -> String {
     }
 }
 
-/// Writes `sweep.json`, `sweep.md` and `sweep.html` into a new folder `<store>/sweep/<time>/`.
+/// Writes `sweep.json`, `sweep.md`, each plot's SVG and `sweep.html` into a new folder `<store>/sweep/<time>/`.
 fn write(outcome: &Outcome, store: &std::path::Path) -> Result<PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
     let dir = store.join("sweep").join(stamp);
@@ -153,6 +153,13 @@ fn write(outcome: &Outcome, store: &std::path::Path) -> Result<PathBuf> {
     let json = serde_json::to_string_pretty(outcome)?;
     safe_write::write_new(&dir.join(JSON), json)?;
     safe_write::write_new(&dir.join(MARKDOWN), outcome.markdown())?;
-    safe_write::write_new(&dir.join(PAGE), page::render(outcome, &dir)?)?;
+    let mut plots = Vec::new();
+    for measure in plot::MEASURES {
+        let svg = plot::svg(outcome, measure)
+            .map_err(|e| anyhow::anyhow!("cannot draw the plot {:?}: {e}", measure.title))?;
+        safe_write::write_new(&dir.join(measure.file), &svg)?;
+        plots.push((measure, svg));
+    }
+    safe_write::write_new(&dir.join(PAGE), page::render(outcome, &plots, &dir))?;
     Ok(dir)
 }

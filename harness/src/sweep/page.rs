@@ -6,7 +6,7 @@ use std::path::Path;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::outcome::Outcome;
-use super::plot::{self, MEASURES};
+use super::plot::{self, Measure};
 use crate::compare::outputs::relative;
 use crate::report;
 
@@ -17,14 +17,8 @@ figure.plot svg { max-width: 100%; height: auto; border: 1px solid #e5e7eb; }
 table#points td, table#points th { padding: 2px 8px; }
 ";
 
-/// The page, with links relative to the sweep's folder `dir`.
-pub fn render(outcome: &Outcome, dir: &Path) -> anyhow::Result<String> {
-    let mut plots = Vec::new();
-    for measure in MEASURES {
-        let svg = plot::svg(outcome, measure)
-            .map_err(|e| anyhow::anyhow!("cannot draw the plot {:?}: {e}", measure.title))?;
-        plots.push((measure, svg));
-    }
+/// The page with its `plots` inline, and links relative to the sweep's folder `dir`.
+pub fn render(outcome: &Outcome, plots: &[(&Measure, String)], dir: &Path) -> String {
     let page: Markup = html! {
         (DOCTYPE)
         html lang="en" {
@@ -36,11 +30,11 @@ pub fn render(outcome: &Outcome, dir: &Path) -> anyhow::Result<String> {
             body {
                 h1 { (outcome.headline()) }
                 p.note {
-                    "One line per lock and fencing mode; each point is the share (or mean) over \
+                    "One colour per lock; solid lines fencing on, dashed fencing off. Each point is the share (or mean) over \
                      its runs, one per seed (" (outcome.seeds.len()) " a point). x: "
                     (plot::x_axis(outcome)) "."
                 }
-                @for (measure, svg) in &plots {
+                @for (measure, svg) in plots {
                     figure.plot data-measure=(measure.y_axis) {
                         (PreEscaped(svg))
                         figcaption { (measure.title) }
@@ -68,5 +62,5 @@ pub fn render(outcome: &Outcome, dir: &Path) -> anyhow::Result<String> {
             }
         }
     };
-    Ok(page.into_string())
+    page.into_string()
 }

@@ -11,6 +11,8 @@ use super::stats::PointStats;
 pub struct Measure {
     /// The plot's title and y axis name.
     pub title: &'static str,
+    /// The file it is also written to, beside `sweep.html` (for a book or a comment).
+    pub file: &'static str,
     pub y_axis: &'static str,
     /// The point's value, `None` where it has none (no fault hit a holder).
     pub of: fn(&PointStats) -> Option<f64>,
@@ -22,18 +24,21 @@ pub struct Measure {
 pub static MEASURES: &[Measure] = &[
     Measure {
         title: "Runs with overlapping holders",
+        file: "overlaps.svg",
         y_axis: "share of runs with overlapping holders",
         of: |s| Some(s.overlap_share),
         share: true,
     },
     Measure {
         title: "Runs with stale writes the resource accepted",
+        file: "stale-writes.svg",
         y_axis: "share of runs with accepted stale writes",
         of: |s| Some(s.stale_share),
         share: true,
     },
     Measure {
         title: "Time to the next grant after a fault on the holder",
+        file: "next-grant.svg",
         y_axis: "mean time to the next grant (s)",
         of: |s| s.next_grant_mean_s,
         share: false,
@@ -73,7 +78,7 @@ fn marker(outcome: &Outcome) -> Option<(f64, String)> {
 pub fn svg(outcome: &Outcome, measure: &Measure) -> Result<String, String> {
     let mut text = String::new();
     {
-        let root = SVGBackend::with_string(&mut text, (720, 400)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut text, (720, 440)).into_drawing_area();
         draw(&root, outcome, measure).map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
@@ -98,10 +103,11 @@ fn draw<DB: DrawingBackend>(
     }
     let pad = ((hi - lo) * 0.05).max(0.05);
     let values = outcome.stats.iter().filter_map(|s| (measure.of)(s));
+    // Room above the data for the legend, in the upper left.
     let top = if measure.share {
-        1.05
+        1.6
     } else {
-        values.fold(0.0f64, f64::max).max(0.1) * 1.15
+        values.fold(0.0f64, f64::max).max(0.1) * 1.7
     };
     let mut chart = ChartBuilder::on(root)
         .caption(measure.title, ("sans-serif", 18))
@@ -109,10 +115,20 @@ fn draw<DB: DrawingBackend>(
         .x_label_area_size(44)
         .y_label_area_size(60)
         .build_cartesian_2d((lo - pad)..(hi + pad), 0.0..top)?;
+    // A share's axis is labelled up to 1 only: above it is the legend's room.
+    let share = measure.share;
+    let y_label = move |v: &f64| {
+        if share && *v > 1.0 + 1e-9 {
+            String::new()
+        } else {
+            format!("{v:.1}")
+        }
+    };
     chart
         .configure_mesh()
         .x_desc(x_axis(outcome))
         .y_desc(measure.y_axis)
+        .y_label_formatter(&y_label)
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     if let Some((at, label)) = marked {
@@ -124,24 +140,40 @@ fn draw<DB: DrawingBackend>(
             .label(label)
             .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BLACK.mix(0.5)));
     }
+    // One colour a lock; fencing off dashed with hollow points, so that a lock whose two modes
+    // measure the same still shows both lines.
+    let mut locks: Vec<&str> = Vec::new();
     for (s, series) in outcome.series.iter().enumerate() {
-        let colour = COLOURS[s % COLOURS.len()];
+        if !locks.contains(&series.lock.as_str()) {
+            locks.push(&series.lock);
+        }
+        let lock_index = locks.iter().position(|l| *l == series.lock).unwrap_or(0);
+        let colour = COLOURS[lock_index % COLOURS.len()];
         let line: Vec<(f64, f64)> = (outcome.stats.iter())
             .filter(|st| st.series == s)
             .filter_map(|st| Some((outcome.points[st.point].x, (measure.of)(st)?)))
             .collect();
-        let style = if series.fencing == "on" {
-            colour.stroke_width(2)
+        let fenced = series.fencing == "on";
+        let dashed = if fenced { "" } else { " (dashed)" };
+        let label = format!("{} fencing {}{dashed}", series.lock, series.fencing);
+        let drawn = if fenced {
+            chart.draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))?
         } else {
-            colour.mix(0.6).stroke_width(2)
+            let style = colour.mix(0.8).stroke_width(2);
+            chart.draw_series(DashedLineSeries::new(line.clone(), 8, 5, style))?
         };
-        chart
-            .draw_series(LineSeries::new(line.clone(), style))?
-            .label(format!("{} fencing {}", series.lock, series.fencing))
+        drawn
+            .label(label)
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
+        let point_style = if fenced {
+            colour.filled()
+        } else {
+            colour.stroke_width(2)
+        };
+        let radius = if fenced { 3 } else { 5 };
         chart.draw_series(
             line.iter()
-                .map(|&(x, y)| Circle::new((x, y), 3, colour.filled())),
+                .map(move |&(x, y)| Circle::new((x, y), radius, point_style)),
         )?;
     }
     chart
