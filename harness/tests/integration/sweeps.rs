@@ -2,7 +2,7 @@
 //! the TTL leaves Redis safe and one of 1.5 TTLs breaks it; fenced etcd accepts no stale write
 //! at any pause; a killed holder jams the lock longer when the lease is longer; the page's plots
 //! are there, with their axes named, as headless Chromium renders them; bad input starts
-//! nothing.
+//! nothing; Ctrl-C keeps the runs done.
 
 use crate::common;
 
@@ -16,7 +16,7 @@ fn sweep(args: &[&str]) -> (tempfile::TempDir, Done, PathBuf, Value) {
     let dir = tempfile::tempdir().unwrap();
     let done = lockpick_in(dir.path(), &[&["sweep", "--parallel", "2"], args].concat());
     assert_eq!(done.code, 0, "{}", done.shown);
-    let folder = only_sweep(dir.path());
+    let folder = only_sweep(&dir.path().join("store"));
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(folder.join("sweep.json")).unwrap()).unwrap();
     for run in json["runs"].as_array().unwrap() {
@@ -27,8 +27,9 @@ fn sweep(args: &[&str]) -> (tempfile::TempDir, Done, PathBuf, Value) {
     (dir, done, folder, json)
 }
 
-fn only_sweep(dir: &Path) -> PathBuf {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir.join("store/sweep"))
+/// The one sweep's folder in `store`.
+fn only_sweep(store: &Path) -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(store.join("sweep"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -232,5 +233,66 @@ fn bad_sweeps_are_one_line_and_exit_254_with_nothing_started() {
             !dir.path().join("store").exists(),
             "{args:?} started something"
         );
+    }
+}
+
+#[test]
+fn ctrl_c_keeps_the_runs_done_and_leaves_nothing() {
+    use nix::sys::signal::{kill, Signal};
+    let store = tempfile::tempdir().unwrap();
+    let mut command = common::lockpick();
+    command.args([
+        "sweep",
+        "--vary",
+        "fault-duration=0.3x,1.5x",
+        "--locks",
+        "redis",
+        "--fencing",
+        "off",
+        "--seeds",
+        "1",
+        "--parallel",
+        "1",
+        "--time-limit",
+        "4s",
+        "--seed",
+        "3",
+    ]);
+    let mut sweep = common::start_in(command, store.path());
+    // The first run has ended once the second one's folder is there.
+    let runs = store.path().join("redis-pause-holder");
+    let started = std::time::Instant::now();
+    // Each run's own folder (not the `latest` link beside them).
+    let folders = || -> Vec<std::fs::DirEntry> {
+        std::fs::read_dir(&runs).map_or(Vec::new(), |d| {
+            d.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .collect()
+        })
+    };
+    while folders().len() < 2 {
+        assert!(started.elapsed().as_secs() < 120, "no second run began");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    kill(sweep.pid(), Signal::SIGINT).unwrap();
+    let output = sweep.wait();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("interrupted: the points done are kept"),
+        "{shown}"
+    );
+    let folder = only_sweep(store.path());
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(json["interrupted"], true);
+    assert_eq!(json["planned_runs"], 2);
+    assert_eq!(json["runs"].as_array().unwrap().len(), 1, "{json}");
+    assert_eq!(json["stats"][0]["point"], 0);
+    assert!(folder.join("sweep.html").exists());
+    for run in folders() {
+        let (prefix, _) = common::run_identity(&run.path());
+        common::assert_prefix_gone(&prefix);
     }
 }
