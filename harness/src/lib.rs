@@ -47,6 +47,7 @@ pub mod compare;
 pub mod protocol_check;
 pub mod reference;
 pub mod shrink;
+pub mod sweep;
 
 // Faults lockpick's own tests inject (debug builds only).
 pub mod test_hooks;

@@ -16,7 +16,8 @@ use lockpick::report::summary_md::RunSummary;
 use lockpick::text::stdout;
 use lockpick::text::terminal::{field, neutral};
 use lockpick::{
-    bench, clean, client, compare, protocol_check, report, resource, run, say, shrink, store, tell,
+    bench, clean, client, compare, protocol_check, report, resource, run, say, shrink, store,
+    sweep, tell,
 };
 
 const EXIT_BAD_INPUT: u8 = 254;
@@ -54,6 +55,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Compare(args) => compare::compare(&args, interrupt_on_signals()?),
         Command::Merge(args) => compare::merge(&args),
+        Command::Sweep(args) => sweep::sweep(&args, interrupt_on_signals()?),
         Command::Run(args) => {
             let config = RunConfig::from_args(&args, std::env::args().collect())?;
             let interrupt = interrupt_on_signals()?;

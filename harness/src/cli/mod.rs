@@ -12,6 +12,7 @@ mod protocol_check_args;
 mod run_knobs;
 pub mod shard;
 mod shrink_args;
+mod sweep_args;
 mod values;
 
 pub use crate::runtime::firewall::PartitionMode;
@@ -20,6 +21,7 @@ pub use fault_flags::{FaultFlags, DEFAULT_FAULT_INTERVAL, DEFAULT_LOSS};
 pub use protocol_check_args::ProtocolCheckArgs;
 pub use run_knobs::RunKnobs;
 pub use shrink_args::{ShrinkArgs, ViolationKind};
+pub use sweep_args::SweepArgs;
 use values::{lock_values, nemesis_values};
 
 #[derive(Parser, Debug)]
@@ -43,6 +45,9 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Run a matrix of locks × nemeses × fencing modes and write the comparison table.
     Compare(Box<CompareArgs>),
+    /// Vary one knob over a range, for a few locks and both fencing modes, and plot safety
+    /// (overlaps, stale writes) and availability (time to the next grant) against it.
+    Sweep(Box<SweepArgs>),
     /// Join the shards of a `compare --shard K/N` into the outputs and exit code one compare of
     /// the whole matrix would have written.
     Merge(MergeArgs),

@@ -19,7 +19,7 @@
 pub mod judge;
 pub mod outputs;
 pub mod plan;
-mod run_cells;
+pub(crate) mod run_cells;
 pub mod shards;
 mod shrink_cells;
 

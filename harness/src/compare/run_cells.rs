@@ -1,6 +1,7 @@
 //! Running a comparison's planned cells: every repeat of each of the shard's cells is a job,
 //! `parallel` workers take them in turn, each cell runs as `lockpick run` would run it, and the
-//! first error of a cell stops the others.
+//! first error of a cell stops the others. The pool ([`run_jobs`]) and one stored run
+//! ([`run_stored`]) serve `lockpick sweep` too.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,15 +19,57 @@ use crate::run;
 /// One repeat of a cell that ended: the cell's place in the plan, the repeat, its outcome.
 pub(super) type Finished = (usize, usize, Outcome);
 
-/// What the workers running a comparison's cells share.
+/// Runs `jobs`, `parallel` at a time, each through `run`, and returns every job that ended with
+/// its index, in the jobs' order. A job that returns `None` was interrupted or not started
+/// because the flag was set (`run` looks at it, since a job that runs nothing may still end)
+/// and ends its worker; the first error stops the others (it sets the flag) and is
+/// returned. `done` is called once a job ended, with how many had ended before it (counted
+/// under the same lock, so the numbers it tells are in order).
+pub(crate) fn run_jobs<J: Sync, T: Send>(
+    jobs: &[J],
+    parallel: usize,
+    interrupt: &Arc<AtomicBool>,
+    run: impl Fn(&J) -> Result<Option<T>> + Sync,
+    done: impl Fn(usize, &J, &T) + Sync,
+) -> Result<Vec<(usize, T)>> {
+    let queue = Mutex::new(jobs.iter().enumerate());
+    let finished: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::new());
+    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    let work = || loop {
+        let Some((index, job)) = queue.lock().unwrap().next() else {
+            return;
+        };
+        match run(job) {
+            Ok(Some(result)) => {
+                let mut ended = finished.lock().unwrap();
+                done(ended.len(), job, &result);
+                ended.push((index, result));
+            }
+            Ok(None) => return, // interrupted: the flag is already set
+            Err(e) => {
+                failure.lock().unwrap().get_or_insert(e);
+                interrupt.store(true, Ordering::SeqCst);
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..parallel.max(1) {
+            scope.spawn(work);
+        }
+    });
+    if let Some(e) = failure.into_inner().unwrap() {
+        return Err(e);
+    }
+    let mut ended = finished.into_inner().unwrap();
+    ended.sort_by_key(|(index, _)| *index);
+    Ok(ended)
+}
+
+/// What the workers running a comparison's cells tell as they go.
 struct Workers<'a> {
     plan: &'a Plan,
     /// Repeats that can run, of every cell: the `N` of each `[n/N]` told.
     total: usize,
-    queue: Mutex<std::vec::IntoIter<(usize, usize)>>,
-    finished: Mutex<Vec<Finished>>,
-    /// The first error of a cell, which stops the others.
-    failure: Mutex<Option<anyhow::Error>>,
 }
 
 /// Runs the shard's cells, `parallel` at a time, and returns every repeat that ended, by cell
@@ -51,70 +94,47 @@ pub(super) fn run_all(
     let workers = Workers {
         plan,
         total: runnable * plan.seeds.len(),
-        queue: Mutex::new(jobs.into_iter()),
-        finished: Mutex::new(Vec::new()),
-        failure: Mutex::new(None),
     };
-    std::thread::scope(|scope| {
-        for _ in 0..plan.parallel {
-            scope.spawn(|| workers.work(interrupt));
-        }
-    });
-    if let Some(e) = workers.failure.into_inner().unwrap() {
-        return Err(e.context("a cell of the comparison failed"));
-    }
-    let mut outcomes = workers.finished.into_inner().unwrap();
-    outcomes.sort_by_key(|(index, repeat, _)| (*index, *repeat));
-    Ok(outcomes)
+    // How many repeats ran so far: n/a cells end too, but are not counted in `[n/N]`.
+    let ran = std::sync::atomic::AtomicUsize::new(0);
+    let ended = run_jobs(
+        &jobs,
+        plan.parallel,
+        interrupt,
+        |&(index, repeat)| match &plan.cells[index].configs {
+            Ok(_) if interrupt.load(Ordering::SeqCst) => Ok(None),
+            Ok(configs) => Ok(run_cell(&configs[repeat], Arc::clone(interrupt))?
+                .map(|figures| Outcome::Ran(Box::new(figures)))),
+            Err(reason) => Ok(Some(Outcome::NotApplicable {
+                reason: reason.clone(),
+            })),
+        },
+        |_, &(index, repeat), outcome| {
+            if let (Outcome::Ran(figures), Ok(configs)) = (outcome, &plan.cells[index].configs) {
+                let n = ran.fetch_add(1, Ordering::SeqCst);
+                workers.tell_ran(n, &plan.cells[index], repeat, &configs[repeat], figures);
+            }
+        },
+    )
+    .map_err(|e| e.context("a cell of the comparison failed"))?;
+    Ok(ended
+        .into_iter()
+        .map(|(job, outcome)| (jobs[job].0, jobs[job].1, outcome))
+        .collect())
 }
 
 impl Workers<'_> {
-    /// One worker: takes jobs until none is left, the comparison is interrupted or a cell fails.
-    fn work(&self, interrupt: &Arc<AtomicBool>) {
-        loop {
-            let Some((index, repeat)) = self.queue.lock().unwrap().next() else {
-                return;
-            };
-            let planned = &self.plan.cells[index];
-            let config = match &planned.configs {
-                Ok(configs) => &configs[repeat],
-                Err(reason) => {
-                    let reason = reason.clone();
-                    let outcome = Outcome::NotApplicable { reason };
-                    self.finished.lock().unwrap().push((index, repeat, outcome));
-                    continue;
-                }
-            };
-            if interrupt.load(Ordering::SeqCst) {
-                return;
-            }
-            match run_cell(config, Arc::clone(interrupt)) {
-                Ok(Some(figures)) => {
-                    let mut done = self.finished.lock().unwrap();
-                    self.tell_ran(&done, planned, repeat, config, &figures);
-                    done.push((index, repeat, Outcome::Ran(Box::new(figures))));
-                }
-                Ok(None) => return, // interrupted: the flag is already set
-                Err(e) => {
-                    self.failure.lock().unwrap().get_or_insert(e);
-                    interrupt.store(true, Ordering::SeqCst);
-                }
-            }
-        }
-    }
-
-    /// Tells one repeat that ran and how it stands against its expectation: its own step
-    /// because it is counted among those that ran so far (`done`, which the caller holds).
+    /// Tells one repeat that ran and how it stands against its expectation, the `ran_before +
+    /// 1`th to run.
     fn tell_ran(
         &self,
-        done: &[Finished],
+        ran_before: usize,
         planned: &PlannedCell,
         repeat: usize,
         config: &RunConfig,
         figures: &Figures,
     ) {
         let (total, repeats) = (self.total, self.plan.seeds.len());
-        let ran = done.iter().filter(|(_, _, o)| matches!(o, Outcome::Ran(_)));
         let judged = Cell::new(
             planned.name.clone(),
             &planned.expected,
@@ -130,7 +150,7 @@ impl Workers<'_> {
             .map_or(String::new(), |s| format!(", decided at {s:.1} s"));
         crate::tell!(
             "[{}/{total}] {}{which}: {} (expected {}: {}{decided})",
-            ran.count() + 1,
+            ran_before + 1,
             crate::text::terminal::field(&planned.name.to_string()),
             figures.verdict,
             planned.expected.words(),
@@ -145,12 +165,9 @@ impl Workers<'_> {
 
 /// Runs one cell; `None` if it was interrupted before its end.
 fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Figures>> {
-    let started = Instant::now();
-    let finished = run::run(config, interrupt, summary_md::RunSummary::FolderOnly)?;
-    finished.left_nothing_behind()?;
-    if finished.interrupted {
+    let Some((finished, took)) = run_stored(config, interrupt)? else {
         return Ok(None);
-    }
+    };
     Ok(Some(Figures::measure(
         Measured {
             results: &finished.results,
@@ -162,6 +179,22 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         finished.dir,
         config.command.clone(),
         config.seed,
-        started.elapsed(),
+        took,
     )))
+}
+
+/// Runs one configuration as an ordinary stored run (its folder written, no summary published)
+/// and returns it with how long it took; `None` if it was interrupted before its end. Fails if
+/// teardown left part of it behind, so no further run starts beside it.
+pub(crate) fn run_stored(
+    config: &RunConfig,
+    interrupt: Arc<AtomicBool>,
+) -> Result<Option<(run::Finished, std::time::Duration)>> {
+    let started = Instant::now();
+    let finished = run::run(config, interrupt, summary_md::RunSummary::FolderOnly)?;
+    finished.left_nothing_behind()?;
+    if finished.interrupted {
+        return Ok(None);
+    }
+    Ok(Some((finished, started.elapsed())))
 }

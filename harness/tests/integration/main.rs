@@ -56,5 +56,6 @@ mod shrink;
 mod shrink_compare;
 mod soak;
 mod stopping;
+mod sweeps;
 mod until_decided;
 mod verdicts;

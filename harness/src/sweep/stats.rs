@@ -1,0 +1,149 @@
+//! One point of one line (a lock with a fencing mode), over its seeds: the share of runs that
+//! showed each violation, the mean counts, the time to the next grant, and acquire latency
+//! percentiles from an HDR histogram of every acquire of its runs.
+
+use hdrhistogram::Histogram;
+use lockpick_checkers::Validity;
+use serde::Serialize;
+
+use super::measure::RunMeasure;
+
+/// Latencies are recorded in microseconds, up to an hour, to three significant figures.
+const MOST_US: u64 = 3_600_000_000;
+
+/// One point of one line.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointStats {
+    pub point: usize,
+    pub series: usize,
+    /// Runs that ended (fewer than the seeds when the sweep was interrupted).
+    pub runs: usize,
+    /// Share of runs with overlapping holders, and with stale writes the resource accepted.
+    pub overlap_share: f64,
+    pub stale_share: f64,
+    pub mean_overlaps: f64,
+    pub mean_stale_writes: f64,
+    /// Runs by verdict.
+    pub invalid: usize,
+    pub unknown: usize,
+    pub valid: usize,
+    /// Faults that hit the holder and were followed by a grant to another client, over the
+    /// runs; the mean and the longest time to that grant, in seconds.
+    pub next_grant_samples: usize,
+    pub next_grant_mean_s: Option<f64>,
+    pub next_grant_max_s: Option<f64>,
+    /// Faults on the holder after which nobody was granted the lock before its run ended.
+    pub never_granted: usize,
+    pub acquires: u64,
+    pub acquire_p50_ms: Option<f64>,
+    pub acquire_p99_ms: Option<f64>,
+}
+
+impl PointStats {
+    /// The stats of `runs`, every one of point `point` and line `series`; `None` for none.
+    pub fn of(point: usize, series: usize, runs: &[&RunMeasure]) -> Option<PointStats> {
+        if runs.is_empty() {
+            return None;
+        }
+        let n = runs.len() as f64;
+        let share = |f: fn(&RunMeasure) -> bool| runs.iter().filter(|r| f(r)).count() as f64 / n;
+        let mean =
+            |f: fn(&RunMeasure) -> usize| runs.iter().map(|r| f(r)).sum::<usize>() as f64 / n;
+        let verdicts = |v: Validity| runs.iter().filter(|r| r.verdict == v).count();
+        let gaps: Vec<f64> = runs.iter().flat_map(|r| r.next_grant_s.clone()).collect();
+        let mut latencies = Histogram::<u64>::new_with_bounds(1, MOST_US, 3)
+            .expect("fixed bounds that hdrhistogram accepts");
+        for us in runs.iter().flat_map(|r| &r.acquire_us) {
+            latencies.saturating_record((*us).max(1));
+        }
+        let percentile_ms =
+            |q: f64| (!latencies.is_empty()).then(|| latencies.value_at_quantile(q) as f64 / 1e3);
+        Some(PointStats {
+            point,
+            series,
+            runs: runs.len(),
+            overlap_share: share(|r| r.overlaps > 0),
+            stale_share: share(|r| r.stale_writes > 0),
+            mean_overlaps: mean(|r| r.overlaps),
+            mean_stale_writes: mean(|r| r.stale_writes),
+            invalid: verdicts(Validity::Invalid),
+            unknown: verdicts(Validity::Unknown),
+            valid: verdicts(Validity::Valid),
+            next_grant_samples: gaps.len(),
+            next_grant_mean_s: (!gaps.is_empty())
+                .then(|| gaps.iter().sum::<f64>() / gaps.len() as f64),
+            next_grant_max_s: gaps.iter().copied().reduce(f64::max),
+            never_granted: runs.iter().map(|r| r.never_granted).sum(),
+            acquires: latencies.len(),
+            acquire_p50_ms: percentile_ms(0.5),
+            acquire_p99_ms: percentile_ms(0.99),
+        })
+    }
+
+    /// Every point of every line that has runs, by line then point.
+    pub fn all(points: usize, series: usize, runs: &[RunMeasure]) -> Vec<PointStats> {
+        let mut stats = Vec::new();
+        for s in 0..series {
+            for p in 0..points {
+                let of: Vec<&RunMeasure> = (runs.iter())
+                    .filter(|r| r.point == p && r.series == s)
+                    .collect();
+                stats.extend(PointStats::of(p, s, &of));
+            }
+        }
+        stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(overlaps: usize, stale_writes: usize, gaps: &[f64], acquire_us: &[u64]) -> RunMeasure {
+        RunMeasure {
+            point: 0,
+            series: 0,
+            seed: 1,
+            verdict: if overlaps > 0 {
+                Validity::Invalid
+            } else {
+                Validity::Valid
+            },
+            overlaps,
+            stale_writes,
+            next_grant_s: gaps.to_vec(),
+            never_granted: 0,
+            acquire_us: acquire_us.to_vec(),
+            dir: "x".into(),
+        }
+    }
+
+    #[test]
+    fn shares_means_and_percentiles_are_over_the_points_runs() {
+        let runs = [
+            run(
+                3,
+                1,
+                &[1.0],
+                &(1..=100).map(|ms| ms * 1000).collect::<Vec<_>>(),
+            ),
+            run(0, 0, &[3.0, 2.0], &[]),
+            run(1, 0, &[], &[]),
+        ];
+        let stats = PointStats::all(1, 1, &runs);
+        assert_eq!(stats.len(), 1);
+        let s = &stats[0];
+        assert_eq!(s.runs, 3);
+        assert!((s.overlap_share - 2.0 / 3.0).abs() < 1e-9);
+        assert!((s.stale_share - 1.0 / 3.0).abs() < 1e-9);
+        assert!((s.mean_overlaps - 4.0 / 3.0).abs() < 1e-9);
+        assert_eq!((s.invalid, s.valid), (2, 1));
+        assert_eq!(s.next_grant_mean_s, Some(2.0));
+        assert_eq!(s.next_grant_max_s, Some(3.0));
+        let p50 = s.acquire_p50_ms.unwrap();
+        assert!((49.9..=50.1).contains(&p50), "{p50}");
+        let p99 = s.acquire_p99_ms.unwrap();
+        assert!((98.9..=99.1).contains(&p99), "{p99}");
+        assert!(PointStats::of(0, 0, &[]).is_none());
+    }
+}
