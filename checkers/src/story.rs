@@ -143,10 +143,12 @@ impl<'a> Teller<'a> {
         }
     }
 
-    /// The moment up to which the holder's lease was certainly live, when that is after `from`.
-    fn lease_live(&mut self, hold: &Hold, from: u64) {
-        if let Some(lease) = hold.lease.filter(|l| l.live_until > from) {
-            if let Some(c) = hold.contradiction {
+    /// The moment up to which the holder's lease in force at `at` was certainly live, when
+    /// that is after `from`.
+    fn lease_live(&mut self, hold: &Hold, at: u64, from: u64) {
+        let in_force = hold.lease_at(at);
+        if let Some(lease) = in_force.lease.filter(|l| l.live_until > from) {
+            if let Some(c) = in_force.contradiction {
                 self.cause(
                     lease.live_until,
                     format!(
@@ -168,6 +170,26 @@ impl<'a> Teller<'a> {
                 ),
             );
         }
+    }
+
+    /// The renewal of `a` that took the lock while `b`'s lease was live: the violating grant.
+    fn regranted(&mut self, a: &Hold, b: &Hold, regrant: &crate::model::Regrant) {
+        let live = b.lease_at(regrant.sent).lease.map_or(String::new(), |l| {
+            format!(" (certainly live until {})", seconds(l.live_until))
+        });
+        self.steps.push(Step {
+            time: regrant.sent,
+            index: Some(regrant.index),
+            text: format!(
+                "{} renewed at {}, after its lease had certainly ended by {}: the renewal took                  the lock again while {}'s lease{live} was live, a grant under a live lease",
+                who(a),
+                seconds(regrant.sent),
+                seconds(regrant.after_end),
+                who(b)
+            ),
+            violation: false,
+            cause: true,
+        });
     }
 
     pub(crate) fn faults(&mut self, from: u64, to: u64) {
@@ -267,9 +289,15 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
     t.faults(a.start, overlap.to);
     match overlap.cause {
         OverlapCause::OutlivedLease => t.lease_ended(a, b.granted_after),
-        OverlapCause::GrantedUnderLiveLease => t.lease_live(a, b.start),
+        OverlapCause::GrantedUnderLiveLease => match &overlap.regrant {
+            Some(regrant) => {
+                t.lease_ended(a, b.granted_after);
+                t.regranted(a, b, regrant);
+            }
+            None => t.lease_live(a, b.granted_after, b.start),
+        },
         OverlapCause::LostInFailover => {
-            t.lease_live(a, b.start);
+            t.lease_live(a, b.granted_after, b.start);
             t.leadership_moved(a, b);
         }
         OverlapCause::Undecidable => {}

@@ -54,6 +54,15 @@ impl Checker for OverlappingHolders {
                     format!(", during {}", first.faults.join(", "))
                 }
             ));
+            if let Some(r) = &first.regrant {
+                out.push(format!(
+                    "       the grant that broke it: client {}'s renewal at {}, sent after its                      lease had ended by {}, took the lock while client {}'s lease was live",
+                    first.first.process,
+                    seconds(r.sent),
+                    seconds(r.after_end),
+                    first.second.process
+                ));
+            }
         }
         out
     }

@@ -283,6 +283,8 @@ impl Builder {
                 contradiction: value.lease.zip(value.server_lease).and_then(
                     |(reported, server)| crate::lease_claims::contradiction(&reported, &server),
                 ),
+                regrants: Vec::new(),
+                earlier: Vec::new(),
                 lease_recorded: op.time,
             });
         }
@@ -317,6 +319,20 @@ impl Builder {
         };
         hold.renewals += 1;
         let renewed = value.lease;
+        in_range(line, "sent", value.sent.unwrap_or(0))?;
+        // Sent after the lease had certainly ended: a grant of its own, a new segment.
+        if let Some(after_end) = hold
+            .regrant_at(value.sent)
+            .filter(|_| op.time >= hold.lease_recorded)
+        {
+            let regrant = super::Regrant {
+                sent: value.sent.unwrap_or(op.time),
+                at: op.time,
+                index: op.index,
+                after_end,
+            };
+            hold.begin_segment(regrant, renewed);
+        }
         hold.lease = Some(match hold.lease {
             None => renewed,
             Some(known) => Lease {

@@ -4,6 +4,7 @@
 //! the checkers themselves only ever see a consistent model.
 
 mod builder;
+pub mod regrant;
 pub mod release_fail;
 pub mod server_lease;
 mod values;
@@ -17,6 +18,7 @@ use crate::leadership::Leader;
 
 pub use crate::setup::Setup;
 pub use builder::{build, Builder};
+pub use regrant::{LeaseAt, Regrant, Segment};
 pub use release_fail::{ReleaseFailKind, ReleaseFailed, ReleaseFailures};
 pub use server_lease::{Contradiction, ServerLease};
 pub use values::decode_only;
@@ -79,6 +81,14 @@ pub struct Hold {
     /// The first reported lease of this hold (its acquire's or a renewal's) that the server's
     /// count contradicts.
     pub contradiction: Option<Contradiction>,
+    /// Renewals sent after the lease they renewed had certainly ended: grants of their own
+    /// (`regrant.rs`). `lease`, `server_lease` and `contradiction` above are then those of the
+    /// segment the last of them began.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub regrants: Vec<Regrant>,
+    /// The lease segments before each regrant, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<Segment>,
     /// Time of the latest lease record (the acquire's `ok` or a renewal).
     #[serde(skip)]
     pub(crate) lease_recorded: u64,

@@ -60,6 +60,9 @@ pub(super) struct RenewValue<'a> {
     pub(super) lease: Lease,
     #[serde(default)]
     pub(super) server_lease: Option<crate::lease_claims::ServerLease>,
+    /// When the renewal's request was sent, when its client knows.
+    #[serde(default)]
+    pub(super) sent: Option<u64>,
 }
 
 #[derive(Deserialize)]

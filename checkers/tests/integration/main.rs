@@ -11,5 +11,6 @@ mod out_of_range;
 mod overlap_causes;
 mod proof;
 mod properties;
+mod regrants;
 mod tokens;
 mod zero_length_holds;
