@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 use crate::clock::RunClock;
 use crate::exec_answer::Verdict;
-use crate::lease::{after_renewal, Lease, OnRenewal, Renewed};
+use crate::lease::{after_renewal, Lease, OnRenewal, Renewal, Renewed};
 
 /// One `renewed` line.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -142,7 +142,7 @@ impl Held {
         let (recorded, go_on) = after_renewal(current, &mut self.unknown_seen, renewed);
         self.lost = !go_on;
         if let Some(lease) = recorded {
-            (self.on_renewal)(lease, None);
+            (self.on_renewal)(Renewal::of(lease));
         }
     }
 }
@@ -187,7 +187,9 @@ mod tests {
 
     fn listening(renewals: &Renewals) -> mpsc::Receiver<Lease> {
         let (sender, heard) = mpsc::channel();
-        renewals.expect(Box::new(move |lease, _| sender.send(lease).unwrap()));
+        renewals.expect(Box::new(move |r: crate::lease::Renewal| {
+            sender.send(r.lease).unwrap()
+        }));
         heard
     }
 
