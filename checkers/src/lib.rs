@@ -23,6 +23,7 @@ pub mod record;
 pub mod setup;
 pub mod stale_accesses;
 pub mod story;
+pub mod stuck_keys;
 pub mod tokens;
 pub mod verdict;
 pub mod words;

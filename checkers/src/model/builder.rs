@@ -232,7 +232,15 @@ impl Builder {
                 invoked: invoked_at,
                 completed: op.time,
                 index: op.index,
+                key_without_expiry: value
+                    .server_lease
+                    .filter(|s| s.ended_by.is_none())
+                    .map(|s| s.asked_at),
             };
+            if let Some(error) = value.error.as_deref() {
+                let unknown = op.kind == OpType::Info;
+                self.model.acquire_errors.add(error, p, op.time, unknown);
+            }
             match op.kind {
                 OpType::Fail => self.model.failed_acquires.push(attempt),
                 _ => self.model.unknown_acquires.push(attempt),

@@ -4,6 +4,7 @@
 //! the checkers themselves only ever see a consistent model.
 
 mod builder;
+pub mod client_errors;
 pub mod regrant;
 pub mod release_fail;
 pub mod server_lease;
@@ -18,6 +19,7 @@ use crate::leadership::Leader;
 
 pub use crate::setup::Setup;
 pub use builder::{build, Builder};
+pub use client_errors::{ClientError, ClientErrors};
 pub use regrant::{LeaseAt, Regrant, Segment};
 pub use release_fail::{ReleaseFailKind, ReleaseFailed, ReleaseFailures};
 pub use server_lease::{Contradiction, ServerLease};
@@ -188,6 +190,8 @@ pub struct Model {
     pub failed_acquires: Vec<AcquireAttempt>,
     /// Every acquire attempt whose outcome is unknown (`info`): each may have taken the lock.
     pub unknown_acquires: Vec<AcquireAttempt>,
+    /// The errors the acquires that did not succeed gave.
+    pub acquire_errors: ClientErrors,
     /// Client operations that completed `info`: answered, but nobody knows whether they took
     /// effect (a timeout, an exec program that says it does not know).
     pub answered_unknown: usize,
@@ -219,6 +223,9 @@ pub struct AcquireAttempt {
     pub completed: u64,
     /// The completion's index in the history.
     pub index: u64,
+    /// When the lock server, asked right after this attempt's answer, held the lock's key with
+    /// no expiry (its `server_lease` without an end): the time it was asked.
+    pub key_without_expiry: Option<u64>,
 }
 
 /// The harness's `run-end` line.

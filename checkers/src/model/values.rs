@@ -29,6 +29,9 @@ pub(super) struct ClientValue<'a> {
     /// The servers that granted an acquire (`ok` only).
     #[serde(default)]
     pub(super) nodes: Nodes,
+    /// Why it did not succeed (`fail` and `info`).
+    #[serde(default, borrow)]
+    pub(super) error: Option<Cow<'a, str>>,
 }
 
 /// An acquire's `nodes`: a list of addresses. Read tolerantly, as anything else reads as no

@@ -12,5 +12,6 @@ mod overlap_causes;
 mod proof;
 mod properties;
 mod regrants;
+mod stuck_keys;
 mod tokens;
 mod zero_length_holds;
