@@ -83,15 +83,16 @@ pub struct Liveness {
     pub excused_wait: u64,
 }
 
+/// The bound a jam must exceed: the one given (`jam_bound_ms`), else three TTLs, at least 3 s.
+pub fn bound_ms(ttl_ms: u64, given: Option<u64>) -> u64 {
+    given.unwrap_or((3 * ttl_ms).max(MIN_BOUND_MS))
+}
+
 /// Finds every stretch in which the lock was certainly free and yet refused for longer than
 /// the bound.
 pub fn check(model: &Model) -> Liveness {
     let ttl_ms = model.setup.as_ref().map_or(0, |s| s.ttl_ms);
-    let bound_ms = model
-        .setup
-        .as_ref()
-        .and_then(|s| s.jam_bound_ms)
-        .unwrap_or((3 * ttl_ms).max(MIN_BOUND_MS));
+    let bound_ms = bound_ms(ttl_ms, model.setup.as_ref().and_then(|s| s.jam_bound_ms));
     let grace_ms = GRACE_BASE_MS + 2 * ttl_ms;
     let excused = excused_spans(model, grace_ms * MS);
 

@@ -348,7 +348,18 @@ fn undecided(a: &Hold, b: &Hold, ended: Option<(u64, String)>, under_live: bool)
         );
     }
     match ended {
-        None => format!("no upper bound on the lease of {}", a.acquisition),
+        None => match a.unknown_renewal_at {
+            Some(at) => format!(
+                "no upper bound on the lease of {}: a renewal of it was reported with an unknown \
+                 outcome at {}, and the lost request may still be applied, so no later record \
+                 bounds it (a client program that says when it sent each renewal, \
+                 `sent_after_ms` in workloads/PROTOCOL.md, keeps it bounded when that renewal \
+                 came after the lease had ended)",
+                a.acquisition,
+                seconds(at)
+            ),
+            None => format!("no upper bound on the lease of {}", a.acquisition),
+        },
         Some((t, _)) => format!(
             "the lease of {} may have lasted until {}, and {} was granted between {} and {}",
             a.acquisition,

@@ -317,6 +317,15 @@ impl LockClient for ExecClient {
         }
     }
 
+    fn server_lease_after_unknown(&mut self) -> Option<ServerLease> {
+        // Only a key with no expiry is worth telling: one with an expiry ends by itself.
+        let mut check = self.server_check.lock().unwrap_or_else(|e| e.into_inner());
+        check
+            .as_mut()
+            .and_then(|c| c.ask(&self.clock))
+            .filter(|s| s.ended_by.is_none())
+    }
+
     fn library(&self) -> Option<String> {
         self.library.get().cloned()
     }

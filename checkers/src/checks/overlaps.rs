@@ -204,6 +204,18 @@ fn undecidable_words(model: &Model, o: &OverlappingHolders) -> String {
         .overlaps
         .iter()
         .all(|v| overlap_cause::lease_ended_by(model, &v.first, v.second.granted_after).is_none());
+    let renewal_unknown = o
+        .overlaps
+        .iter()
+        .filter(|v| v.cause == OverlapCause::Undecidable)
+        .all(|v| v.first.unknown_renewal_at.is_some());
+    if unbounded && renewal_unknown {
+        return "of undecidable cause: a renewal of the earlier holder's lease had an unknown \
+                outcome, and the lost request may still be applied, so nothing bounds when that \
+                lease ended (one unknown renewal leaves every later overlap of its hold \
+                undecidable; see `sent_after_ms` in workloads/PROTOCOL.md)"
+            .to_string();
+    }
     if !unbounded {
         return format!(
             "of undecidable cause: the recorded lease bounds leave open whether a holder outlived \

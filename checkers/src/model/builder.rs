@@ -291,6 +291,7 @@ impl Builder {
                 contradiction: value.lease.zip(value.server_lease).and_then(
                     |(reported, server)| crate::lease_claims::contradiction(&reported, &server),
                 ),
+                unknown_renewal_at: None,
                 regrants: Vec::new(),
                 earlier: Vec::new(),
                 lease_recorded: op.time,
@@ -327,6 +328,10 @@ impl Builder {
         };
         hold.renewals += 1;
         let renewed = value.lease;
+        let was_bounded = hold.lease.is_some_and(|l| l.expires_by.is_some());
+        if renewed.expires_by.is_none() && was_bounded && hold.unknown_renewal_at.is_none() {
+            hold.unknown_renewal_at = Some(op.time);
+        }
         in_range(line, "sent", value.sent.unwrap_or(0))?;
         // Sent after the lease had certainly ended: a grant of its own, a new segment.
         if let Some(after_end) = hold

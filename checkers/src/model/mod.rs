@@ -83,6 +83,11 @@ pub struct Hold {
     /// The first reported lease of this hold (its acquire's or a renewal's) that the server's
     /// count contradicts.
     pub contradiction: Option<Contradiction>,
+    /// When a renewal of unknown outcome first left the lease with no known end (a `renew`
+    /// with no `expires_by` after records that had one): the lost request may still be
+    /// applied, so no later record bounds the lease.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_renewal_at: Option<u64>,
     /// Renewals sent after the lease they renewed had certainly ended: grants of their own
     /// (`regrant.rs`). `lease`, `server_lease` and `contradiction` above are then those of the
     /// segment the last of them began.

@@ -147,3 +147,55 @@ fn a_renewal_that_does_not_say_when_it_was_sent_renews_as_before() {
     let overlap = &r.overlapping_holders.as_ref().unwrap().overlaps[0];
     assert_eq!(overlap.regrant, None);
 }
+
+#[test]
+fn an_overlap_left_undecidable_by_an_unknown_renewal_says_so() {
+    // Client 0's renewal at 0.800 s had an unknown outcome: its lease has no known end from
+    // then on, so client 1's grant at 2.505 s cannot be told apart from a live-lease grant.
+    let mut h = History::with_setup("none", "pause-holder", None);
+    h.acquire_leased(
+        0,
+        "0.1",
+        (ms(450), ms(460)),
+        (ms(1450), Some(ms(1462))),
+        None,
+    )
+    .renew(0, "0.1", ms(800), ms(1450), None)
+    .acquire_leased(
+        1,
+        "1.1",
+        (ms(2500), ms(2505)),
+        (ms(3500), Some(ms(3510))),
+        None,
+    )
+    .release(1, "1.1", ms(3100), ms(3101))
+    .release(0, "0.1", ms(3200), ms(3201))
+    .final_read_agreeing(ms(3300));
+    let r = check(&h.ops);
+    let o = r.overlapping_holders.as_ref().unwrap();
+    let overlap = &o.overlaps[0];
+    assert_eq!(overlap.cause, OverlapCause::Undecidable);
+    assert_eq!(overlap.first.unknown_renewal_at, Some(ms(800)));
+    assert!(
+        overlap
+            .why
+            .contains("a renewal of it was reported with an unknown outcome at 0.800 s"),
+        "{}",
+        overlap.why
+    );
+    let headline: Vec<String> = o
+        .headline(&lockpick_model(&h))
+        .into_iter()
+        .map(|s| s.text)
+        .collect();
+    assert!(
+        headline
+            .iter()
+            .any(|s| s.contains("a renewal of the earlier holder's lease had an unknown outcome")),
+        "{headline:?}"
+    );
+}
+
+fn lockpick_model(h: &History) -> lockpick_checkers::model::Model {
+    lockpick_checkers::model::build(&h.ops).unwrap()
+}
