@@ -20,6 +20,14 @@ pub fn of_jam(model: &Model, jam: &Jam) -> Story {
         } => Some((process, completed, index)),
         _ => None,
     };
+    let held = !a.acquisition.is_empty();
+    if held {
+        t.acquired(a);
+        // Faults up to the first refusal: a client killed with its acquire in flight after the
+        // last lease ended may hold the key it never reported, and that is what jammed the lock.
+        t.faults(a.start, jam.first_refused_at.max(jam.free_from));
+        t.released(a);
+    }
     if let Some((process, completed, index)) = attempt {
         let said = model
             .acquire_errors
@@ -33,13 +41,9 @@ pub fn of_jam(model: &Model, jam: &Jam) -> Story {
                 seconds(completed)
             ),
         );
-        t.faults(completed, jam.first_refused_at.max(jam.free_from));
-    } else {
-        t.acquired(a);
-        // Faults up to the first refusal: a client killed with its acquire in flight after the
-        // last lease ended may hold the key it never reported, and that is what jammed the lock.
-        t.faults(a.start, jam.first_refused_at.max(jam.free_from));
-        t.released(a);
+        if !held {
+            t.faults(completed, jam.first_refused_at.max(jam.free_from));
+        }
     }
     let free = match jam.cause {
         JamCause::LeasesEnded => format!(

@@ -77,6 +77,11 @@ pub struct Liveness {
     /// Why the run cannot show the lock stayed available, when it cannot: refused to everyone
     /// while certainly free at the end of the run, for less than the bound.
     pub unproven: Option<String>,
+    /// How long (ns) the lock had been refused to everyone, while nobody held it, when the
+    /// history ends, where no server fault excuses it: 0 when it was not. What the run's quiet
+    /// phase looks at to decide whether to go on (`harness/src/run/quiet.rs`).
+    #[serde(default)]
+    pub refused_at_end: u64,
     /// The longest stretch (ns) in which the lock was refused to everyone while certainly free
     /// for longer than the bound, but which server faults and their recovery explain: expected
     /// unavailability, told rather than flagged. 0 when there was none.
@@ -104,6 +109,7 @@ pub fn check(model: &Model) -> Liveness {
     let mut jams = Vec::new();
     let mut unproven = None;
     let mut excused_wait = 0;
+    let mut refused_at_end = 0;
     // The time from which every hold granted before the current one is certainly gone: each by
     // its own proof, or by the next grant (the service let it go when it granted again).
     let mut earlier_gone: Option<u64> = Some(0);
@@ -148,26 +154,40 @@ pub fn check(model: &Model) -> Liveness {
             &mut unproven,
         );
     }
-    // An acquire that failed half-way and left the key with no expiry, no one granted since.
-    let stuck_for_good = jams.iter().any(|j| j.next_grant.is_none());
-    if let Some((from, how, cause)) =
-        stuck_keys::attempt_left_key(model).filter(|_| !stuck_for_good)
-    {
-        let after: Vec<&AcquireAttempt> = model
-            .failed_acquires
-            .iter()
-            .filter(|f| f.invoked >= from)
-            .collect();
-        let nobody = Hold::default();
-        if let Some(mut jam) = judge((from, &how, &nobody), None, &after, &excused) {
-            jam.cause = cause;
-            sort(
-                jam,
-                (bound_ms, ttl_ms),
-                &mut jams,
-                &mut excused_wait,
-                &mut unproven,
-            );
+    // An acquire that failed half-way and left the key with no expiry, no one granted since:
+    // what jammed a lock already found refused for good, or a jam of its own.
+    if let Some((from, how, cause)) = stuck_keys::attempt_left_key(model) {
+        let for_good = jams
+            .iter_mut()
+            .find(|j| j.next_grant.is_none() && j.free_from <= from && from <= j.until);
+        match for_good {
+            Some(jam) if jam.cause == JamCause::LeasesEnded => {
+                jam.free_how = format!(
+                    "{how} (before it, the last lease to end was {})",
+                    jam.free_how
+                );
+                jam.cause = cause;
+            }
+            Some(_) => {}
+            None => {
+                let after: Vec<&AcquireAttempt> = model
+                    .failed_acquires
+                    .iter()
+                    .filter(|f| f.invoked >= from)
+                    .collect();
+                let nobody = Hold::default();
+                if let Some(mut jam) = judge((from, &how, &nobody), None, &after, &excused) {
+                    jam.cause = cause;
+                    refused_at_end = refused_at_end.max(jam.unexcused);
+                    sort(
+                        jam,
+                        (bound_ms, ttl_ms),
+                        &mut jams,
+                        &mut excused_wait,
+                        &mut unproven,
+                    );
+                }
+            }
         }
     }
     Liveness {
@@ -181,6 +201,7 @@ pub fn check(model: &Model) -> Liveness {
         jams,
         unproven,
         excused_wait,
+        refused_at_end,
     }
 }
 

@@ -19,8 +19,8 @@
   half-expire    - sherlock's acquire with `expire=1.0`, as its docs show: `SETNX`, then
                    `EXPIRE key 1.0`, which Redis refuses (not an integer): the key stays with no
                    expiry, the program answers `unknown` with the error, and nobody ever gets the
-                   lock again; `half-expire-late` acquires honestly for its first 3.5 s, so the
-                   jam begins near the end of a 5 s run.
+                   lock again; `half-expire-on <file>` acquires honestly until <file> exists (a
+                   test creates it near the end of a run, so the jam begins there).
 
     lockpick run --lock 'exec:redis:examples/broken/careless_redis.py no-expiry' --nemesis kill-client
 
@@ -28,7 +28,6 @@ Needs Debian's python3-redis (for /usr/bin/python3)."""
 import json
 import os
 import sys
-import time
 import uuid
 
 try:
@@ -51,13 +50,12 @@ EXTEND = server.register_script(
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) "
     "end return 0")
 MODE = sys.argv[1]
-STARTED = time.monotonic()
 mine = None
 
 
 def half_expire():
     """Whether this acquire takes the key the way sherlock does with a float expiry."""
-    return MODE == "half-expire" or (MODE == "half-expire-late" and time.monotonic() - STARTED > 3.5)
+    return MODE == "half-expire" or (MODE == "half-expire-on" and os.path.exists(sys.argv[2]))
 
 
 def handle(request):

@@ -1,8 +1,8 @@
 //! The quiet phase, extended while a jam is decided. A lock refused to everyone at the end of a
 //! run, while nobody held it, is a jam only once refused for longer than the jam bound; a run
 //! that ends sooner could only call it unknown ("refused to everyone for the last 2.107 s ... a
-//! jam needs over 3000 ms"). So shortly before the time limit the history so far is checked, and
-//! when it shows such a stretch the clients are asked to go on taking turns past the limit
+//! jam needs over 3000 ms"). So in the last second before the time limit the history so far is
+//! checked every quarter second, and as soon as it shows such a stretch the clients are asked to go on taking turns past the limit
 //! (SIGUSR1; `lockpick client` listens), by at most the jam bound, until the history proves the
 //! jam or the lock is granted again; then they are told to stop (SIGUSR2). Every fault is
 //! healed by then, so what the extension shows is the lock's own doing.
@@ -34,6 +34,8 @@ pub struct QuietPhase {
     deadline: u64,
     by: Duration,
     state: State,
+    /// When the history may be looked at again, in the last moments before the limit.
+    next_look: Instant,
 }
 
 impl QuietPhase {
@@ -43,6 +45,7 @@ impl QuietPhase {
             deadline,
             by,
             state: State::Waiting,
+            next_look: Instant::now(),
         }
     }
 
@@ -53,35 +56,39 @@ impl QuietPhase {
         let margin = Duration::from_secs(1).min(Duration::from_nanos(self.deadline / 4));
         match self.state {
             State::Waiting if now + margin.as_nanos() as u64 >= self.deadline => {
-                match self.look().and_then(|l| l.unproven) {
-                    Some(suspected) if !self.by.is_zero() => {
-                        crate::tell!(
-                            "lockpick: at the end of the run {suspected}: the quiet phase goes \
-                             on for up to {} more (the jam bound), until the jam is proven or \
-                             the lock is granted again",
-                            seconds(self.by.as_nanos() as u64)
-                        );
-                        signal_clients(cluster, Signal::SIGUSR1);
-                        let until = self.deadline + self.by.as_nanos() as u64;
-                        self.state = State::Extended {
-                            until,
-                            next: Instant::now() + EVERY,
-                        };
-                        until
-                    }
-                    _ => {
-                        self.state = State::Over {
-                            deadline: self.deadline,
-                        };
-                        self.deadline
-                    }
+                let next = self.next_look;
+                if self.by.is_zero() || now >= self.deadline {
+                    self.state = State::Over {
+                        deadline: self.deadline,
+                    };
+                    return self.deadline;
                 }
+                if Instant::now() < next {
+                    return self.deadline;
+                }
+                self.next_look = Instant::now() + EVERY;
+                let Some(suspected) = self.look().and_then(suspicion) else {
+                    return self.deadline;
+                };
+                crate::tell!(
+                    "lockpick: near the end of the run {suspected}: the quiet phase goes on for \
+                     up to {} more (the jam bound), until the jam is proven or the lock is \
+                     granted again",
+                    seconds(self.by.as_nanos() as u64)
+                );
+                signal_clients(cluster, Signal::SIGUSR1);
+                let until = self.deadline + self.by.as_nanos() as u64;
+                self.state = State::Extended {
+                    until,
+                    next: Instant::now() + EVERY,
+                };
+                until
             }
             State::Waiting => self.deadline,
             State::Extended { until, next } if Instant::now() >= next => {
                 let looked = self.look();
                 let proven = looked.as_ref().is_some_and(|l| !l.jams.is_empty());
-                let cleared = looked.as_ref().is_some_and(|l| l.unproven.is_none());
+                let cleared = looked.as_ref().is_some_and(|l| l.refused_at_end == 0);
                 if proven || cleared || now >= until {
                     let why = if proven {
                         "the jam is proven"
@@ -125,6 +132,20 @@ impl QuietPhase {
         let results = lockpick_checkers::check_reader(std::io::BufReader::new(file));
         results.liveness
     }
+}
+
+/// What the history shows at its end that a longer quiet phase could decide: refusals to
+/// everyone while nobody held the lock, not yet a proven jam.
+fn suspicion(liveness: Liveness) -> Option<String> {
+    if !liveness.jams.is_empty() || liveness.refused_at_end == 0 {
+        return None;
+    }
+    Some(liveness.unproven.unwrap_or_else(|| {
+        format!(
+            "the lock was refused to everyone for the last {} while nobody held it",
+            seconds(liveness.refused_at_end)
+        )
+    }))
 }
 
 /// Sends `signal` to every client process still running (one that has ended hears nothing).
