@@ -1,5 +1,6 @@
 //! The story of a jammed lock, told with the same steps as every other story.
 
+use crate::fault::Target;
 use crate::liveness::Jam;
 use crate::model::Model;
 use crate::story::{Step, Story, Teller};
@@ -26,6 +27,22 @@ pub fn of_jam(model: &Model, jam: &Jam) -> Story {
         // Faults up to the first refusal: a client killed with its acquire in flight after the
         // last lease ended may hold the key it never reported, and that is what jammed the lock.
         t.faults(a.start, jam.first_refused_at.max(jam.free_from));
+        // And what was done to the holder itself (a kill that ended it), whenever it came.
+        for w in model.faults.iter().filter(|w| {
+            w.targets.contains(&Target::Client(a.process))
+                && w.start >= a.start
+                && w.start <= jam.until
+        }) {
+            t.step(
+                w.start,
+                None,
+                format!(
+                    "the nemesis began a {} at {}",
+                    w.describe(),
+                    seconds(w.start)
+                ),
+            );
+        }
         t.released(a);
     }
     if let Some((process, completed, index)) = attempt {
