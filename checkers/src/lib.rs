@@ -20,6 +20,7 @@ pub mod model;
 pub mod overlap_cause;
 pub mod overlapping_holders;
 pub mod record;
+mod regrant_story;
 pub mod setup;
 pub mod stale_accesses;
 pub mod story;

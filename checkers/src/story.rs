@@ -172,26 +172,6 @@ impl<'a> Teller<'a> {
         }
     }
 
-    /// The renewal of `a` that took the lock while `b`'s lease was live: the violating grant.
-    fn regranted(&mut self, a: &Hold, b: &Hold, regrant: &crate::model::Regrant) {
-        let live = b.lease_at(regrant.sent).lease.map_or(String::new(), |l| {
-            format!(" (certainly live until {})", seconds(l.live_until))
-        });
-        self.steps.push(Step {
-            time: regrant.sent,
-            index: Some(regrant.index),
-            text: format!(
-                "{} renewed at {}, after its lease had certainly ended by {}: the renewal took                  the lock again while {}'s lease{live} was live, a grant under a live lease",
-                who(a),
-                seconds(regrant.sent),
-                seconds(regrant.after_end),
-                who(b)
-            ),
-            violation: false,
-            cause: true,
-        });
-    }
-
     pub(crate) fn faults(&mut self, from: u64, to: u64) {
         let windows: Vec<&FaultWindow> = self.model.faults_during(from, to);
         for w in windows {
