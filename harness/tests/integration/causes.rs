@@ -180,3 +180,31 @@ fn latest_time(store: &Path) -> u64 {
         .max()
         .unwrap_or(0)
 }
+
+#[test]
+fn sherlock_with_the_float_expiry_its_docs_show_jams_the_lock_and_says_redis_s_error() {
+    // The real library (PyPI sherlock 0.4.1, vendored): its acquire script's EXPIRE 1.0 fails
+    // after its SETNX applied. With an int expiry the same program is a working lock.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let program = root.join("examples/python-sherlock/lock_client.py");
+    let store = tempfile::tempdir().unwrap();
+    let lock = format!("exec:redis:{}", program.display());
+    let line = "--nemesis none --clients 3 --ttl 1s --time-limit 6s";
+    let mut args = vec!["--lock", lock.as_str()];
+    args.extend(line.split_whitespace());
+    let r = run(store.path(), &args);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    stuck_jam(&r);
+    assert!(
+        r.stdout
+            .contains("no client ever held the lock; the clients' acquires said: `ResponseError"),
+        "{}",
+        r.stdout
+    );
+    let whole = format!("exec:redis:{} --whole-seconds", program.display());
+    let store = tempfile::tempdir().unwrap();
+    let mut args = vec!["--lock", whole.as_str()];
+    args.extend(line.split_whitespace());
+    let r = run(store.path(), &args);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+}
