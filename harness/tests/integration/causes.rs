@@ -13,7 +13,7 @@
 
 use crate::common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::{run, Run};
 use serde_json::Value;
@@ -207,4 +207,36 @@ fn sherlock_with_the_float_expiry_its_docs_show_jams_the_lock_and_says_redis_s_e
     args.extend(line.split_whitespace());
     let r = run(store.path(), &args);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+}
+
+#[test]
+fn a_program_that_logs_in_as_protocol_md_says_takes_postgres_advisory_locks() {
+    // The npm advisory-lock package, installed offline from its vendored tarballs, connecting
+    // with nothing but the connection facts PROTOCOL.md's table gives for postgres-advisory.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("exec-examples/advisory-lock");
+    let status = std::process::Command::new(root.join("examples/node-advisory-lock/install.sh"))
+        .arg(&dir)
+        .status()
+        .expect("the install script runs");
+    assert!(
+        status.success(),
+        "the advisory-lock example does not install"
+    );
+    let store = tempfile::tempdir().unwrap();
+    let lock = format!(
+        "exec:postgres-advisory:{}",
+        dir.join("lock_client.js").display()
+    );
+    let mut args = vec!["--lock", lock.as_str()];
+    args.extend("--nemesis none --clients 3 --time-limit 6s".split_whitespace());
+    let r = run(store.path(), &args);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.overlaps() == 0 && r.results["overlapping_holders"]["holds"].as_u64().unwrap() > 2);
+    let protocol = std::fs::read_to_string(root.join("workloads/PROTOCOL.md")).unwrap();
+    assert!(
+        protocol
+            .contains("| `exec:postgres-advisory:` | `postgres` × 1 | the address is the server"),
+        "PROTOCOL.md's table lacks postgres-advisory"
+    );
 }
