@@ -94,6 +94,22 @@ impl Checker for OverlappingHolders {
                 ),
             ));
         }
+        let regrants = self.overlaps.iter().filter(|o| o.regrant.is_some()).count();
+        if regrants > 0 {
+            out.push(Sentence::new(
+                "overlap",
+                format!(
+                    "{} by a renewal sent after the renewing client's own lease had ended, which \
+                     took the lock while the other client's lease was live: the renewal was the \
+                     grant that broke mutual exclusion",
+                    count(
+                        regrants,
+                        "grant under a live lease came",
+                        "grants under a live lease came"
+                    )
+                ),
+            ));
+        }
         let lost = self.lost_in_failover;
         if lost > 0 && lost < self.overlaps.len() {
             out.push(Sentence::new(

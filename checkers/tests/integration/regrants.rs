@@ -27,6 +27,14 @@ fn renew_sent(h: &mut History, p: u64, acq: &str, (sent, at): (u64, u64), lease:
 /// Client 0 granted at 0.460 s, its lease certainly ended by 1.462 s (frozen meanwhile); client
 /// 1 granted at 1.505 s and renewing; client 0 wakes and renews at `renewal_sent`.
 fn stolen_back(renewal_sent: u64) -> Results {
+    check(&stolen_back_history(renewal_sent).ops)
+}
+
+fn lockpick_model_of(h: &History) -> lockpick_checkers::model::Model {
+    lockpick_checkers::model::build(&h.ops).unwrap()
+}
+
+fn stolen_back_history(renewal_sent: u64) -> History {
     let mut h = History::with_setup("none", "pause-holder", Some(1000));
     h.acquire_leased(
         0,
@@ -54,7 +62,7 @@ fn stolen_back(renewal_sent: u64) -> Results {
     h.release(1, "1.1", ms(3100), ms(3101))
         .release(0, "0.1", ms(3200), ms(3201))
         .final_read_agreeing(ms(3300));
-    check(&h.ops)
+    h
 }
 
 #[test]
@@ -94,6 +102,14 @@ fn a_renewal_sent_after_its_lease_ended_is_the_grant_that_broke_mutual_exclusion
     assert!(!line.contains("live until 3.963"), "{line}");
     let short = story.shortened();
     assert!(short.contains("renewed at 2.965 s"), "{short}");
+    let model = lockpick_model_of(&stolen_back_history(ms(2965)));
+    let headline: Vec<String> = o.headline(&model).into_iter().map(|s| s.text).collect();
+    assert!(
+        headline
+            .iter()
+            .any(|s| s.contains("1 grant under a live lease came by a renewal")),
+        "{headline:?}"
+    );
     let terminal = o.summary_lines(None).join("\n");
     assert!(
         terminal.contains("the grant that broke it: client 0's renewal at 2.965 s"),
