@@ -136,15 +136,20 @@ fn missing_records(model: &Model) -> Option<String> {
     }
 }
 
-/// Mutual exclusion is only exercised when at least two different clients held the lock.
+/// Mutual exclusion is only exercised when at least two different clients held the lock. When
+/// they did not, what the clients said when their acquires did not succeed says why.
 fn holders(model: &Model) -> Option<String> {
     let clients: BTreeSet<u64> = model.holds.iter().map(|h| h.process).collect();
     let mut clients = clients.into_iter();
-    match (clients.next(), clients.next()) {
-        (None, _) => Some("no client ever held the lock".to_string()),
-        (Some(only), None) => Some(format!("only client {only} ever held the lock")),
-        _ => None,
-    }
+    let reason = match (clients.next(), clients.next()) {
+        (None, _) => "no client ever held the lock".to_string(),
+        (Some(only), None) => format!("only client {only} ever held the lock"),
+        _ => return None,
+    };
+    Some(match model.acquire_errors.words() {
+        Some(said) => format!("{reason}; {said}"),
+        None => reason,
+    })
 }
 
 /// Every nemesis the setup asked for must have started a fault that was not seen to fail. An

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{AcquireAttempt, Hold, Model};
 use crate::overlap_cause;
+use crate::stuck_keys::{self, JamCause};
 use crate::verdict::Validity;
 
 /// The shortest default bound.
@@ -54,6 +55,8 @@ pub struct Jam {
     pub first_failure_index: u64,
     /// When the first refused attempt counted completed.
     pub first_refused_at: u64,
+    /// Why nobody could take the lock: every lease had ended, or a key with no expiry stayed.
+    pub cause: JamCause,
 }
 
 impl Jam {
@@ -74,21 +77,27 @@ pub struct Liveness {
     /// Why the run cannot show the lock stayed available, when it cannot: refused to everyone
     /// while certainly free at the end of the run, for less than the bound.
     pub unproven: Option<String>,
+    /// How long (ns) the lock had been refused to everyone, while nobody held it, when the
+    /// history ends, where no server fault excuses it: 0 when it was not. What the run's quiet
+    /// phase looks at to decide whether to go on (`harness/src/run/quiet.rs`).
+    #[serde(default)]
+    pub refused_at_end: u64,
     /// The longest stretch (ns) in which the lock was refused to everyone while certainly free
     /// for longer than the bound, but which server faults and their recovery explain: expected
     /// unavailability, told rather than flagged. 0 when there was none.
     pub excused_wait: u64,
 }
 
+/// The bound a jam must exceed: the one given (`jam_bound_ms`), else three TTLs, at least 3 s.
+pub fn bound_ms(ttl_ms: u64, given: Option<u64>) -> u64 {
+    given.unwrap_or((3 * ttl_ms).max(MIN_BOUND_MS))
+}
+
 /// Finds every stretch in which the lock was certainly free and yet refused for longer than
 /// the bound.
 pub fn check(model: &Model) -> Liveness {
     let ttl_ms = model.setup.as_ref().map_or(0, |s| s.ttl_ms);
-    let bound_ms = model
-        .setup
-        .as_ref()
-        .and_then(|s| s.jam_bound_ms)
-        .unwrap_or((3 * ttl_ms).max(MIN_BOUND_MS));
+    let bound_ms = bound_ms(ttl_ms, model.setup.as_ref().and_then(|s| s.jam_bound_ms));
     let grace_ms = GRACE_BASE_MS + 2 * ttl_ms;
     let excused = excused_spans(model, grace_ms * MS);
 
@@ -100,12 +109,18 @@ pub fn check(model: &Model) -> Liveness {
     let mut jams = Vec::new();
     let mut unproven = None;
     let mut excused_wait = 0;
+    let mut refused_at_end = 0;
     // The time from which every hold granted before the current one is certainly gone: each by
     // its own proof, or by the next grant (the service let it go when it granted again).
     let mut earlier_gone: Option<u64> = Some(0);
     for (i, hold) in holds.iter().enumerate() {
         let next_grant = holds.get(i + 1).map(|h| h.start);
-        let gone = certainly_gone(model, hold);
+        // A key the server holds with no expiry is let go by no lease: once its holder let
+        // go of it, nobody holds the lock and nothing will free it.
+        let (gone, cause) = match stuck_keys::holder_left_key(hold) {
+            Some((t, how, cause)) => (Some((t, how)), cause),
+            None => (certainly_gone(model, hold), JamCause::LeasesEnded),
+        };
         let own = gone.as_ref().map(|(t, _)| (*t).max(hold.end));
         let free_from = earlier_gone.zip(own).map(|(a, b)| a.max(b));
         // For the next hold, this one is gone by its proof or, at the latest, that next grant.
@@ -127,24 +142,52 @@ pub fn check(model: &Model) -> Liveness {
             .into_iter()
             .filter(|f| f.invoked >= free_from)
             .collect();
-        let Some(jam) = judge((free_from, &how, hold), next_grant, &after, &excused) else {
+        let Some(mut jam) = judge((free_from, &how, hold), next_grant, &after, &excused) else {
             continue;
         };
-        if jam.unexcused > bound_ms * MS {
-            jams.push(jam);
-            continue;
-        }
-        if jam.length() > bound_ms * MS {
-            excused_wait = excused_wait.max(jam.length());
-        }
-        if next_grant.is_none() && jam.unexcused >= (ttl_ms * MS).max(1_000 * MS) {
-            // Refused to everyone, while certainly free, up to the end of the run: too short
-            // to prove a jam, too long to call the lock live.
-            unproven = Some(format!(
-                "the lock was refused to everyone for the last {} while certainly free (a jam \
-                 needs over {bound_ms} ms to be proven)",
-                crate::words::seconds(jam.unexcused)
-            ));
+        jam.cause = cause;
+        sort(
+            jam,
+            (bound_ms, ttl_ms),
+            &mut jams,
+            &mut excused_wait,
+            &mut unproven,
+        );
+    }
+    // An acquire that failed half-way and left the key with no expiry, no one granted since:
+    // what jammed a lock already found refused for good, or a jam of its own.
+    if let Some((from, how, cause)) = stuck_keys::attempt_left_key(model) {
+        let for_good = jams
+            .iter_mut()
+            .find(|j| j.next_grant.is_none() && j.free_from <= from && from <= j.until);
+        match for_good {
+            Some(jam) if jam.cause == JamCause::LeasesEnded => {
+                jam.free_how = format!(
+                    "{how} (before it, the last lease to end was {})",
+                    jam.free_how
+                );
+                jam.cause = cause;
+            }
+            Some(_) => {}
+            None => {
+                let after: Vec<&AcquireAttempt> = model
+                    .failed_acquires
+                    .iter()
+                    .filter(|f| f.invoked >= from)
+                    .collect();
+                let nobody = Hold::default();
+                if let Some(mut jam) = judge((from, &how, &nobody), None, &after, &excused) {
+                    jam.cause = cause;
+                    refused_at_end = refused_at_end.max(jam.unexcused);
+                    sort(
+                        jam,
+                        (bound_ms, ttl_ms),
+                        &mut jams,
+                        &mut excused_wait,
+                        &mut unproven,
+                    );
+                }
+            }
         }
     }
     Liveness {
@@ -158,6 +201,39 @@ pub fn check(model: &Model) -> Liveness {
         jams,
         unproven,
         excused_wait,
+        refused_at_end,
+    }
+}
+
+/// A stretch of refusals while the lock was free of holders: a jam when longer than the bound
+/// where no server fault explains it, else told as an expected wait, or as unproven when the
+/// run ended during it.
+fn sort(
+    jam: Jam,
+    (bound_ms, ttl_ms): (u64, u64),
+    jams: &mut Vec<Jam>,
+    excused_wait: &mut u64,
+    unproven: &mut Option<String>,
+) {
+    if jam.unexcused > bound_ms * MS {
+        jams.push(jam);
+        return;
+    }
+    if jam.length() > bound_ms * MS {
+        *excused_wait = (*excused_wait).max(jam.length());
+    }
+    if jam.next_grant.is_none() && jam.unexcused >= (ttl_ms * MS).max(1_000 * MS) {
+        // Refused to everyone, while free of holders, up to the end of the run: too short to
+        // prove a jam, too long to call the lock live.
+        *unproven = Some(format!(
+            "the lock was refused to everyone for the last {} while {} (a jam needs over \
+             {bound_ms} ms to be proven)",
+            crate::words::seconds(jam.unexcused),
+            match jam.cause {
+                JamCause::LeasesEnded => "certainly free",
+                _ => "nobody held it and the server held its key with no expiry",
+            }
+        ));
     }
 }
 
@@ -220,6 +296,7 @@ fn judge(
         unexcused,
         first_failure_index: refused.iter().map(|f| f.index).min().unwrap_or(0),
         first_refused_at: refused.iter().map(|f| f.completed).min().unwrap_or(until),
+        cause: JamCause::LeasesEnded,
     })
 }
 
@@ -245,10 +322,16 @@ fn excused_spans(model: &Model, grace: u64) -> Vec<(u64, u64)> {
         .iter()
         .filter(|w| w.targets.iter().any(|t| t.client().is_none()))
         .map(|w| (w.start, w.stop.unwrap_or(end).saturating_add(grace)));
-    let unknown = model.unknown_acquires.iter().map(|a| {
-        let until = longest_lease.map_or(u64::MAX, |l| a.completed.saturating_add(l));
-        (a.invoked, until)
-    });
+    // An attempt after which the server held the key with no expiry excuses nothing: that key
+    // is what jams the lock (`stuck_keys`).
+    let unknown = model
+        .unknown_acquires
+        .iter()
+        .filter(|a| a.key_without_expiry.is_none())
+        .map(|a| {
+            let until = longest_lease.map_or(u64::MAX, |l| a.completed.saturating_add(l));
+            (a.invoked, until)
+        });
     let mut spans: Vec<(u64, u64)> = faults.chain(unknown).collect();
     spans.sort_unstable();
     let mut merged: Vec<(u64, u64)> = Vec::new();

@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::leadership::{self, Move};
-use crate::model::{Hold, Model};
+use crate::model::{Hold, Model, Regrant};
 use crate::words::seconds;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,15 +55,18 @@ impl OverlapCause {
 /// The earliest moment by which `first`'s lease had certainly ended, given that `later_grant`
 /// is when the other holder may first have been granted, and how that bound is known.
 pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(u64, String)> {
+    // The lease in force at the other grant: a renewal sent after it had ended (a regrant)
+    // began another, which says nothing of this one.
+    let at = first.lease_at(later_grant);
     // A report the server's own count contradicts is no bound at all; against a key with no
     // expiry the report is all there is, and it says whose word it is.
-    let contradicted = first.contradiction.filter(|c| c.server_bounds());
-    let recorded = first
+    let contradicted = at.contradiction.filter(|c| c.server_bounds());
+    let recorded = at
         .lease
         .and_then(|l| l.expires_by)
         .filter(|_| contradicted.is_none())
         .map(|t| {
-            let word = match &first.contradiction {
+            let word = match &at.contradiction {
                 Some(c) => format!(
                     "{}, which the server contradicts ({})",
                     model.lease_word(),
@@ -74,7 +77,7 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
             (t, format!("by its latest lease record: {word}"))
         });
     // The server's count of the latest lease record (none if that record came without one).
-    let counted = first
+    let counted = at
         .server_lease
         .and_then(|s| s.ended_by.map(|t| (t, s.asked_at, s.counted_ms(t))))
         .map(|(t, asked, ms)| {
@@ -120,12 +123,74 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
         .min_by_key(|(t, _)| *t)
 }
 
-/// Classifies the overlap of `first` (the earlier holder) with `second`.
-pub fn classify(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, String) {
+/// Classifies the overlap of `first` (the earlier holder) with `second`, both held until `to`.
+/// The regrant is the renewal of `first` that took the lock under `second`'s live lease, when
+/// that is the grant that broke mutual exclusion.
+pub fn classify<'h>(
+    model: &Model,
+    first: &'h Hold,
+    second: &Hold,
+    to: u64,
+) -> (OverlapCause, String, Option<&'h Regrant>) {
     let (cause, why) = by_lease(model, first, second);
     if cause != OverlapCause::GrantedUnderLiveLease {
-        return (cause, why);
+        return match regrant_under_live_lease(first, second, to) {
+            Some((regrant, live_until)) => (
+                OverlapCause::GrantedUnderLiveLease,
+                regrant_words(model, first, second, regrant, live_until, &why),
+                Some(regrant),
+            ),
+            None => (cause, why, None),
+        };
     }
+    let (cause, why) = lost_in_failover(model, first, second, why);
+    (cause, why, None)
+}
+
+/// The first renewal of `a`, sent after its lease had certainly ended, that came after `b`'s
+/// grant was known and while `b`'s lease was certainly live, both still holding: a grant of
+/// `a`'s own under `b`'s live lease. With the moment `b`'s lease was live until.
+fn regrant_under_live_lease<'h>(a: &'h Hold, b: &Hold, to: u64) -> Option<(&'h Regrant, u64)> {
+    a.regrants
+        .iter()
+        .filter(|r| r.sent >= b.start && r.sent < to)
+        .find_map(|r| {
+            let live = b.lease_at(r.sent);
+            let lease = live.lease.filter(|_| live.contradiction.is_none())?;
+            (lease.live_until > r.sent).then_some((r, lease.live_until))
+        })
+}
+
+fn regrant_words(
+    model: &Model,
+    a: &Hold,
+    b: &Hold,
+    regrant: &Regrant,
+    b_live_until: u64,
+    before: &str,
+) -> String {
+    format!(
+        "client {}'s renewal of {} sent at {} came after its lease had certainly ended (by {}),          so it was a grant of its own: it took the lock while the lease of {} (client {},          granted by {}) was certainly live until {}; {} broke mutual exclusion (before it: {before})",
+        a.process,
+        a.acquisition,
+        seconds(regrant.sent),
+        seconds(regrant.after_end),
+        b.acquisition,
+        b.process,
+        seconds(b.start),
+        seconds(b_live_until),
+        model.mutual_exclusion_breaker()
+    )
+}
+
+/// A grant under a live lease, unless the history proves the lock was lost in a failover.
+fn lost_in_failover(
+    model: &Model,
+    first: &Hold,
+    second: &Hold,
+    why: String,
+) -> (OverlapCause, String) {
+    let cause = OverlapCause::GrantedUnderLiveLease;
     match failover(model, first, second) {
         Some(moves) => (
             OverlapCause::LostInFailover,
@@ -173,17 +238,22 @@ fn by_lease(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, String
     if let Some(class) = attested(a, b) {
         return class;
     }
-    let Some(lease) = a.lease else {
+    // A's lease in force when B could have been granted: a later regrant of A's began
+    // another, which B's grant came before.
+    let a_at = a.lease_at(b.granted_after);
+    let Some(lease) = a_at.lease else {
         return (
             OverlapCause::Undecidable,
             format!("no lease was recorded for acquisition {}", a.acquisition),
         );
     };
     // A report the server contradicts proves no live lease.
-    let under_live = b.start < lease.live_until && a.contradiction.is_none();
+    let under_live = b.start < lease.live_until && a_at.contradiction.is_none();
+    let b_at = b.lease_at(b.start);
     let grants_overlap = a.start <= b.granted_after
-        || b.lease
-            .is_some_and(|l| l.live_until > a.start && b.contradiction.is_none());
+        || b_at
+            .lease
+            .is_some_and(|l| l.live_until > a.start && b_at.contradiction.is_none());
     let ended = lease_ended_by(model, a, b.granted_after);
     let outlived = ended.as_ref().filter(|(t, _)| *t <= b.granted_after);
     match (under_live && grants_overlap, outlived) {
@@ -217,7 +287,7 @@ fn by_lease(model: &Model, first: &Hold, second: &Hold) -> (OverlapCause, String
         ),
         (false, None) => (
             OverlapCause::Undecidable,
-            match a.contradiction {
+            match a_at.contradiction {
                 Some(c) => format!(
                     "the client program reported the lease of {} live until {}, which the server \
                      contradicts ({}): {}",
@@ -243,9 +313,10 @@ fn attested(a: &Hold, b: &Hold) -> Option<(OverlapCause, String)> {
     if !b.lower_tokens_gone || ta >= tb {
         return None;
     }
-    let live = a
+    let a_at = a.lease_at(b.granted_after);
+    let live = a_at
         .lease
-        .filter(|l| b.start < l.live_until && a.contradiction.is_none());
+        .filter(|l| b.start < l.live_until && a_at.contradiction.is_none());
     if let Some(lease) = live {
         return Some((
             OverlapCause::GrantedUnderLiveLease,
@@ -277,7 +348,18 @@ fn undecided(a: &Hold, b: &Hold, ended: Option<(u64, String)>, under_live: bool)
         );
     }
     match ended {
-        None => format!("no upper bound on the lease of {}", a.acquisition),
+        None => match a.unknown_renewal_at {
+            Some(at) => format!(
+                "no upper bound on the lease of {}: a renewal of it was reported with an unknown \
+                 outcome at {}, and the lost request may still be applied, so no later record \
+                 bounds it (a client program that says when it sent each renewal, \
+                 `sent_after_ms` in workloads/PROTOCOL.md, keeps it bounded when that renewal \
+                 came after the lease had ended)",
+                a.acquisition,
+                seconds(at)
+            ),
+            None => format!("no upper bound on the lease of {}", a.acquisition),
+        },
         Some((t, _)) => format!(
             "the lease of {} may have lasted until {}, and {} was granted between {} and {}",
             a.acquisition,

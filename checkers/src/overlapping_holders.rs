@@ -41,6 +41,10 @@ pub struct Overlap {
     pub cause: OverlapCause,
     /// The evidence for the cause, or why it cannot be decided.
     pub why: String,
+    /// The renewal of the first holder that took the lock while the second's lease was live,
+    /// when that was the grant that broke mutual exclusion (`model/regrant.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regrant: Option<crate::model::Regrant>,
 }
 
 impl Overlap {
@@ -107,7 +111,7 @@ pub fn check(model: &Model) -> OverlappingHolders {
             }
             let from = hold.start;
             let to = earlier.end.min(hold.end);
-            let (cause, why) = overlap_cause::classify(model, earlier, hold);
+            let (cause, why, regrant) = overlap_cause::classify(model, earlier, hold, to);
             overlaps.push(Overlap {
                 first: (*earlier).clone(),
                 second: hold.clone(),
@@ -120,6 +124,7 @@ pub fn check(model: &Model) -> OverlappingHolders {
                     .collect(),
                 cause,
                 why,
+                regrant: regrant.copied(),
             });
         }
         active.push(hold);

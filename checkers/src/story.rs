@@ -143,10 +143,12 @@ impl<'a> Teller<'a> {
         }
     }
 
-    /// The moment up to which the holder's lease was certainly live, when that is after `from`.
-    fn lease_live(&mut self, hold: &Hold, from: u64) {
-        if let Some(lease) = hold.lease.filter(|l| l.live_until > from) {
-            if let Some(c) = hold.contradiction {
+    /// The moment up to which the holder's lease in force at `at` was certainly live, when
+    /// that is after `from`.
+    fn lease_live(&mut self, hold: &Hold, at: u64, from: u64) {
+        let in_force = hold.lease_at(at);
+        if let Some(lease) = in_force.lease.filter(|l| l.live_until > from) {
+            if let Some(c) = in_force.contradiction {
                 self.cause(
                     lease.live_until,
                     format!(
@@ -267,9 +269,15 @@ pub fn of_overlap(model: &Model, overlap: &Overlap) -> Story {
     t.faults(a.start, overlap.to);
     match overlap.cause {
         OverlapCause::OutlivedLease => t.lease_ended(a, b.granted_after),
-        OverlapCause::GrantedUnderLiveLease => t.lease_live(a, b.start),
+        OverlapCause::GrantedUnderLiveLease => match &overlap.regrant {
+            Some(regrant) => {
+                t.lease_ended(a, b.granted_after);
+                t.regranted(a, b, regrant);
+            }
+            None => t.lease_live(a, b.granted_after, b.start),
+        },
         OverlapCause::LostInFailover => {
-            t.lease_live(a, b.start);
+            t.lease_live(a, b.granted_after, b.start);
             t.leadership_moved(a, b);
         }
         OverlapCause::Undecidable => {}

@@ -51,6 +51,10 @@ pub struct TokenViolations {
     pub reused: usize,
     /// Acquisitions granted, certainly later, a lower token than an earlier one.
     pub went_backwards: usize,
+    /// Of those, the ones whose token the same client had been handed before: a client's own
+    /// old token again, after a higher one went to another client. Not a reuse (only a token
+    /// two clients share is), but a grant after a higher one with a lower token.
+    pub own_token_again: usize,
     pub violations: Vec<TokenViolation>,
 }
 
@@ -76,6 +80,15 @@ pub fn check(model: &Model) -> TokenViolations {
         went_backwards(&with_token, &mut violations);
     }
     let count = |breach| violations.iter().filter(|v| v.breach == breach).count();
+    let own_token_again = violations
+        .iter()
+        .filter(|v| v.breach == TokenBreach::TokenWentBackwards)
+        .filter(|v| {
+            model.holds.iter().any(|h| {
+                h.process == v.later.process && h.token == v.later.token && h.start < v.later.start
+            })
+        })
+        .count();
     TokenViolations {
         valid: if violations.is_empty() {
             Validity::Valid
@@ -86,6 +99,7 @@ pub fn check(model: &Model) -> TokenViolations {
         holds_with_token: model.holds.iter().filter(|h| h.token.is_some()).count(),
         reused: count(TokenBreach::TokenReused),
         went_backwards: count(TokenBreach::TokenWentBackwards),
+        own_token_again,
         violations,
     }
 }

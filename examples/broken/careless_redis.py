@@ -10,7 +10,17 @@
                    long (`valid_ms`, `expires_ms`: 10 x ttl): a claim the server contradicts,
                    which lockpick's cross-check (PTTL of the key) must catch;
   long-extends   - honest acquires, but answers `extend` (PEXPIRE ttl of its own key) with a
-                   lease ten times as long: a renewal's claim the server contradicts.
+                   lease ten times as long: a renewal's claim the server contradicts;
+  retake-extend  - honest acquires, but `extend` re-SETs the key (`SET key <id> PX ttl`) without
+                   checking whose it is: a holder that outlived its lease takes the lock back
+                   from the next holder, a grant made by a renewal;
+  blind-extend   - honest acquires, but `extend` is a blind `PEXPIRE key ttl`: it lengthens
+                   whoever's key is there and says the lease is ours;
+  half-expire    - sherlock's acquire with `expire=1.0`, as its docs show: `SETNX`, then
+                   `EXPIRE key 1.0`, which Redis refuses (not an integer): the key stays with no
+                   expiry, the program answers `unknown` with the error, and nobody ever gets the
+                   lock again; `half-expire-on <file>` acquires honestly until <file> exists (a
+                   test creates it near the end of a run, so the jam begins there).
 
     lockpick run --lock 'exec:redis:examples/broken/careless_redis.py no-expiry' --nemesis kill-client
 
@@ -43,9 +53,21 @@ MODE = sys.argv[1]
 mine = None
 
 
+def half_expire():
+    """Whether this acquire takes the key the way sherlock does with a float expiry."""
+    return MODE == "half-expire" or (MODE == "half-expire-on" and os.path.exists(sys.argv[2]))
+
+
 def handle(request):
     global mine
     try:
+        if request["op"] == "acquire" and half_expire():
+            me = uuid.uuid4().hex
+            if not server.setnx(KEY, me):
+                return {"result": "fail", "error": "held by another client"}
+            mine = me
+            server.expire(KEY, TTL_MS / 1000)  # a float: Redis refuses it, the key stays
+            return {"result": "ok", "valid_ms": TTL_MS, "expires_ms": TTL_MS}
         if request["op"] == "acquire":
             me = uuid.uuid4().hex
             expiry = None if MODE == "no-expiry" else TTL_MS
@@ -54,6 +76,13 @@ def handle(request):
                 claimed = TTL_MS * 10 if MODE == "long-bounds" else TTL_MS
                 return {"result": "ok", "valid_ms": claimed, "expires_ms": claimed}
             return {"result": "fail", "error": "held by another client"}
+        if request["op"] == "extend" and MODE == "retake-extend":
+            server.set(KEY, mine, px=TTL_MS)
+            return {"result": "ok", "valid_ms": TTL_MS, "expires_ms": TTL_MS}
+        if request["op"] == "extend" and MODE == "blind-extend":
+            if server.pexpire(KEY, TTL_MS):
+                return {"result": "ok", "valid_ms": TTL_MS, "expires_ms": TTL_MS}
+            return {"result": "fail", "error": "no key"}
         if request["op"] == "extend":
             if mine is not None and EXTEND(keys=[KEY], args=[mine, TTL_MS]) == 1:
                 return {"result": "ok", "valid_ms": TTL_MS * 10, "expires_ms": TTL_MS * 10}
@@ -73,7 +102,8 @@ def handle(request):
 
 
 print(json.dumps({"protocol": 1, "library": f"careless ({MODE}), redis-py {redis.__version__}",
-                  "extend": MODE == "long-extends"}), flush=True)
+                  "extend": MODE in ("long-extends", "retake-extend", "blind-extend")}),
+      flush=True)
 for line in sys.stdin:
     request = json.loads(line)
     print(json.dumps({"id": request["id"], **handle(request)}), flush=True)

@@ -8,7 +8,7 @@ use lockpick_checkers::Process;
 use lockpick_workloads::client_spec::ClientSpec;
 use lockpick_workloads::recorder::Recorder;
 use lockpick_workloads::resource_client::{read_secret, ResourceClient};
-use lockpick_workloads::worker::{self, WorkerConfig};
+use lockpick_workloads::worker::{self, QuietExtension, WorkerConfig};
 
 use crate::cli::ClientArgs;
 use crate::locks;
@@ -25,6 +25,7 @@ pub fn run(args: &ClientArgs) -> Result<()> {
         work: Duration::from_millis(spec.work_ms),
         backoff: Duration::from_millis(20),
         deadline_ns: spec.deadline_ns,
+        extension: quiet_extension(&spec)?,
         max_attempts: spec.max_attempts,
     };
     // Read before the lock's program starts, which never sees this process's standard input.
@@ -37,4 +38,18 @@ pub fn run(args: &ClientArgs) -> Result<()> {
     );
     worker::run(&config, lock.as_mut(), &mut resource, &recorder)
         .context("the controller stopped listening")
+}
+
+/// The controller extends the quiet phase with SIGUSR1 and ends the extension with SIGUSR2
+/// (`run/quiet.rs`).
+fn quiet_extension(spec: &ClientSpec) -> Result<QuietExtension> {
+    let extension = QuietExtension {
+        by_ns: spec.quiet_extension_ms.saturating_mul(1_000_000),
+        ..QuietExtension::default()
+    };
+    signal_hook::flag::register(signal_hook::consts::SIGUSR1, extension.extended.clone())
+        .context("cannot listen for SIGUSR1")?;
+    signal_hook::flag::register(signal_hook::consts::SIGUSR2, extension.ended.clone())
+        .context("cannot listen for SIGUSR2")?;
+    Ok(extension)
 }

@@ -28,6 +28,10 @@ pub struct ClientSpec {
     pub origin_ns: u64,
     /// No acquire attempt starts after this (run clock).
     pub deadline_ns: u64,
+    /// How far past the deadline the controller may extend the quiet phase (the jam bound):
+    /// on SIGUSR1 the client goes on taking turns until this much past it, or SIGUSR2.
+    #[serde(default)]
+    pub quiet_extension_ms: u64,
     pub max_attempts: u64,
     /// File holding this client's clock skew in milliseconds (see `SkewableClock`).
     pub skew_file: Option<PathBuf>,
@@ -98,6 +102,7 @@ mod tests {
             work_ms: 10,
             origin_ns: 123,
             deadline_ns: 456,
+            quiet_extension_ms: 3_000,
             max_attempts: 7,
             skew_file: Some("/tmp/skew".into()),
             wait_replicas: None,

@@ -38,6 +38,11 @@ pub struct Answer {
     pub wall_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `false` on a `fail`: the request never left the program (its connection was still
+    /// being made when it gave up, say), so nothing of it can be applied, however the servers
+    /// behave. Only `false`, and only on a `fail`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -62,7 +67,13 @@ impl Answer {
             kind: None,
             wall_ms: None,
             error: None,
+            sent: None,
         }
+    }
+
+    /// Whether the program says its request never left it (`"sent": false` on a `fail`).
+    pub fn never_sent(&self) -> bool {
+        self.result == Verdict::Fail && self.sent == Some(false)
     }
 
     /// Why this answer to `op` breaks the protocol, given the run's `servers`: a `kind` on
@@ -70,6 +81,14 @@ impl Answer {
     /// that names a server twice or an address that is not one of the run's servers (a grant
     /// can only come from them, and a nemesis aims at what it names).
     pub fn misplaced(&self, op: &str, servers: &[String]) -> Option<String> {
+        if self.sent.is_some() && !self.never_sent() {
+            return Some(format!(
+                "`sent` is only ever `false`, on a fail answer (the request never left), not \
+                 `{}` on a {:?} answer to {op}",
+                self.sent.unwrap_or_default(),
+                self.result
+            ));
+        }
         if self.kind.is_some() && !(op == "release" && self.result == Verdict::Fail) {
             return Some(format!(
                 "`kind` belongs to a fail answer to release, not to {op}"
@@ -133,6 +152,18 @@ mod tests {
             r#"{"id":1,"result":"ok","granted_by":"10.0.0.1:6379"}"#
         )
         .is_err());
+    }
+
+    #[test]
+    fn sent_false_belongs_to_a_fail_alone() {
+        let never = parsed(r#"{"id":1,"result":"fail","sent":false,"error":"connect timeout"}"#);
+        assert!(never.never_sent());
+        assert_eq!(never.misplaced("acquire", &servers()), None);
+        let unknown = parsed(r#"{"id":1,"result":"unknown","sent":false}"#);
+        assert!(unknown.misplaced("acquire", &servers()).is_some());
+        let said_sent = parsed(r#"{"id":1,"result":"fail","sent":true}"#);
+        assert!(said_sent.misplaced("acquire", &servers()).is_some());
+        assert!(!parsed(r#"{"id":1,"result":"fail"}"#).never_sent());
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::exec_clock::ClockAsks;
 use crate::exec_renewal::Renewals;
 use crate::exec_server_check::ServerCheck;
 use crate::exec_session::{Answer, Breakage, Session, Verdict};
-use crate::lease::{Lease, OnRenewal, Renewed, ServerLease, Watchdog};
+use crate::lease::{Lease, OnRenewal, Renewal, Renewed, ServerLease, Watchdog};
 use crate::lock_client::{Grant, LockClient, Outcome, ReleaseFail, Released};
 
 pub use crate::exec_launch::{environment, EXIT_GRACE, HELLO_WITHIN};
@@ -223,9 +223,9 @@ impl ExecClient {
         // next: the one this extend made (an unknown or lost one reports no count).
         let counted: Arc<Mutex<Option<ServerLease>>> = Arc::default();
         let (check, count) = (Arc::clone(&self.server_check), Arc::clone(&counted));
-        let report: OnRenewal = Box::new(move |lease, _| {
+        let report: OnRenewal = Box::new(move |renewal| {
             let server = counted.lock().unwrap_or_else(|e| e.into_inner()).take();
-            on_renewal(lease, server)
+            on_renewal(Renewal { server, ..renewal })
         });
         let renew = move || {
             let mut shared = shared.lock().unwrap_or_else(|e| e.into_inner());
@@ -317,6 +317,15 @@ impl LockClient for ExecClient {
         }
     }
 
+    fn server_lease_after_unknown(&mut self) -> Option<ServerLease> {
+        // Only a key with no expiry is worth telling: one with an expiry ends by itself.
+        let mut check = self.server_check.lock().unwrap_or_else(|e| e.into_inner());
+        check
+            .as_mut()
+            .and_then(|c| c.ask(&self.clock))
+            .filter(|s| s.ended_by.is_none())
+    }
+
     fn library(&self) -> Option<String> {
         self.library.get().cloned()
     }
@@ -357,9 +366,7 @@ impl LockClient for ExecClient {
 /// One more caller of a grant's `on_renewal`.
 fn shared_renewal(on_renewal: &Arc<Mutex<OnRenewal>>) -> OnRenewal {
     let on_renewal = Arc::clone(on_renewal);
-    Box::new(move |lease, server| {
-        (on_renewal.lock().unwrap_or_else(|e| e.into_inner()))(lease, server)
-    })
+    Box::new(move |renewal| (on_renewal.lock().unwrap_or_else(|e| e.into_inner()))(renewal))
 }
 
 impl Drop for ExecClient {

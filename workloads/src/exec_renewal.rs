@@ -16,6 +16,7 @@
 //! Reports are read on the thread that reads the program's stdout, the moment they come, so a
 //! renewal is recorded while its acquisition is held rather than at the next request.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -23,7 +24,7 @@ use serde::Deserialize;
 
 use crate::clock::RunClock;
 use crate::exec_answer::Verdict;
-use crate::lease::{after_renewal, Lease, OnRenewal, Renewed};
+use crate::lease::{after_renewal, too_late, Lease, OnRenewal, Renewal, Renewed};
 
 /// One `renewed` line.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -35,6 +36,18 @@ pub struct RenewalReport {
     /// later. Omitted: no end is known.
     #[serde(default)]
     pub expires_ms: Option<u64>,
+    /// The renewal's request was sent no earlier than this long after the program received
+    /// request `since_id`, by its own monotonic clock: lockpick then knows, on its run clock, a
+    /// moment before which it was not sent (that request's sending + this).
+    #[serde(default)]
+    pub sent_after_ms: Option<u64>,
+    /// The request `sent_after_ms` counts from (one of the last few the program received).
+    #[serde(default)]
+    pub since_id: Option<u64>,
+    /// After an `ok` with `sent_after_ms`: the lease is certainly held at least this long after
+    /// the renewal was sent.
+    #[serde(default)]
+    pub valid_ms: Option<u64>,
     #[serde(default)]
     pub error: Option<String>,
 }
@@ -45,6 +58,9 @@ pub struct RenewalReport {
 pub struct Renewals {
     clock: RunClock,
     held: Arc<Mutex<Option<Held>>>,
+    /// The last few requests sent to the program, by id, with when each was written (run
+    /// clock): what a report's `since_id` names.
+    requests: Arc<Mutex<VecDeque<(u64, u64)>>>,
 }
 
 /// The acquisition the reports are for.
@@ -53,7 +69,7 @@ struct Held {
     /// Its lease as last recorded; `None` until the grant's answer came (reports read before it
     /// wait in `early`, with the moment each was read).
     lease: Option<Lease>,
-    early: Vec<(u64, RenewalReport)>,
+    early: Vec<(u64, Option<u64>, RenewalReport)>,
     unknown_seen: bool,
     /// A report said the lock was no longer ours: later ones are not taken.
     lost: bool,
@@ -64,7 +80,19 @@ impl Renewals {
         Renewals {
             clock,
             held: Arc::default(),
+            requests: Arc::default(),
         }
+    }
+
+    /// Request `id` is about to be written to the program (so the program receives it later).
+    pub fn request_sent(&self, id: u64) {
+        let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        // A restarted program counts ids from 1 again: its predecessor's are no use.
+        requests.retain(|(known, _)| *known < id);
+        if requests.len() == 4 {
+            requests.pop_front();
+        }
+        requests.push_back((id, self.clock.now()));
     }
 
     /// Before an acquire is sent: reports from now on are this acquisition's (its library may
@@ -85,8 +113,8 @@ impl Renewals {
         let mut held = self.lock();
         if let Some(held) = held.as_mut() {
             held.lease = Some(lease);
-            for (read_at, report) in std::mem::take(&mut held.early) {
-                held.take(read_at, report);
+            for (read_at, sent, report) in std::mem::take(&mut held.early) {
+                held.take(read_at, sent, report);
             }
         }
     }
@@ -99,14 +127,28 @@ impl Renewals {
 
     /// A report read from the program at `read_at`.
     pub fn heard(&self, read_at: u64, report: RenewalReport) {
+        // Not before the latest request was written plus the program's count, and never after
+        // the line was read.
+        let since = report.since_id.and_then(|id| {
+            let requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+            requests
+                .iter()
+                .find(|(known, _)| *known == id)
+                .map(|(_, at)| *at)
+        });
+        let sent = since.zip(report.sent_after_ms).map(|(since, ms)| {
+            since
+                .saturating_add(ms.saturating_mul(1_000_000))
+                .min(read_at)
+        });
         let mut held = self.lock();
         let Some(held) = held.as_mut() else {
             return;
         };
         if held.lease.is_none() {
-            held.early.push((read_at, report));
+            held.early.push((read_at, sent, report));
         } else {
-            held.take(read_at, report);
+            held.take(read_at, sent, report);
         }
     }
 
@@ -120,7 +162,7 @@ impl Renewals {
 }
 
 impl Held {
-    fn take(&mut self, read_at: u64, report: RenewalReport) {
+    fn take(&mut self, read_at: u64, sent: Option<u64>, report: RenewalReport) {
         let Some(current) = self.lease.as_mut() else {
             return;
         };
@@ -128,10 +170,14 @@ impl Held {
             return;
         }
         let renewed = match report.renewed {
-            // A renewal proves nothing about how long the lease is certainly held: the program
-            // does not know when lockpick's clock saw it sent, so `live_until` stays.
+            // Without the moment it was sent, a renewal proves nothing about how long the lease
+            // is certainly held: `live_until` stays. With it, `valid_ms` counts from then.
             Verdict::Ok => Renewed::Extended(Lease {
-                live_until: current.live_until,
+                live_until: sent
+                    .zip(report.valid_ms)
+                    .map_or(current.live_until, |(sent, ms)| {
+                        sent.saturating_add(ms.saturating_mul(1_000_000))
+                    }),
                 expires_by: report
                     .expires_ms
                     .map(|ms| read_at.saturating_add(ms.saturating_mul(1_000_000))),
@@ -139,10 +185,18 @@ impl Held {
             Verdict::Unknown => Renewed::Unknown,
             Verdict::Fail => Renewed::Lost,
         };
+        // An unknown renewal sent once the lease had certainly ended cannot have extended it.
+        let renewed = match sent {
+            Some(sent) => too_late(current, sent, renewed),
+            None => renewed,
+        };
         let (recorded, go_on) = after_renewal(current, &mut self.unknown_seen, renewed);
         self.lost = !go_on;
         if let Some(lease) = recorded {
-            (self.on_renewal)(lease, None);
+            (self.on_renewal)(Renewal {
+                sent,
+                ..Renewal::of(lease)
+            });
         }
     }
 }
@@ -181,13 +235,18 @@ mod tests {
         RenewalReport {
             renewed,
             expires_ms,
+            sent_after_ms: None,
+            since_id: None,
+            valid_ms: None,
             error: None,
         }
     }
 
     fn listening(renewals: &Renewals) -> mpsc::Receiver<Lease> {
         let (sender, heard) = mpsc::channel();
-        renewals.expect(Box::new(move |lease, _| sender.send(lease).unwrap()));
+        renewals.expect(Box::new(move |r: crate::lease::Renewal| {
+            sender.send(r.lease).unwrap()
+        }));
         heard
     }
 
@@ -221,6 +280,53 @@ mod tests {
         let leases: Vec<Lease> = heard.try_iter().collect();
         assert_eq!(leases.len(), 2);
         assert!(leases.iter().all(|l| l.expires_by.is_none()), "{leases:?}");
+    }
+
+    /// A report that says when its renewal was sent: `ms` after request `id`.
+    fn sent(renewed: Verdict, id: u64, ms: u64) -> RenewalReport {
+        RenewalReport {
+            since_id: Some(id),
+            sent_after_ms: Some(ms),
+            valid_ms: Some(1_000),
+            ..report(renewed, Some(1_000))
+        }
+    }
+
+    #[test]
+    fn an_unknown_renewal_sent_after_the_lease_ended_leaves_it_bounded() {
+        let renewals = Renewals::new(RunClock::start());
+        let heard = listening(&renewals);
+        renewals.request_sent(1);
+        renewals.granted(GRANT);
+        // Sent at least 2 s after request 1 (written just now, near 0): past the lease's end by
+        // 1.1 s, so it cannot have extended it, and nothing is recorded.
+        renewals.heard(2_500 * MS, sent(Verdict::Unknown, 1, 2_000));
+        assert!(heard.try_recv().is_err());
+        // Without the moment it was sent, the same report unbounds the lease.
+        let renewals = Renewals::new(RunClock::start());
+        let heard = listening(&renewals);
+        renewals.granted(GRANT);
+        renewals.heard(2_500 * MS, report(Verdict::Unknown, None));
+        assert_eq!(heard.try_recv().unwrap().expires_by, None);
+    }
+
+    #[test]
+    fn a_renewal_that_says_when_it_was_sent_moves_live_until_from_then() {
+        let renewals = Renewals::new(RunClock::start());
+        let (sender, heard) = mpsc::channel();
+        renewals.expect(Box::new(move |r: crate::lease::Renewal| {
+            sender.send(r).unwrap()
+        }));
+        renewals.request_sent(1);
+        renewals.granted(GRANT);
+        renewals.heard(700 * MS, sent(Verdict::Ok, 1, 600));
+        let renewal = heard.try_recv().unwrap();
+        let sent_at = renewal.sent.expect("the moment it was sent");
+        assert!((600 * MS..=700 * MS).contains(&sent_at), "{sent_at}");
+        assert_eq!(renewal.lease.live_until, sent_at + 1_000 * MS);
+        // An id it was never sent names nothing.
+        renewals.heard(800 * MS, sent(Verdict::Ok, 9, 600));
+        assert_eq!(heard.try_recv().unwrap().sent, None);
     }
 
     #[test]
@@ -293,7 +399,7 @@ mod tests {
         assert_eq!(renewal_report(r#"{"id": 1, "result": "ok"}"#), None);
         assert_eq!(renewal_report("not json"), None);
         assert!(matches!(
-            renewal_report(r#"{"renewed": "ok", "valid_ms": 5}"#),
+            renewal_report(r#"{"renewed": "ok", "token": 5}"#),
             Some(Err(_))
         ));
     }

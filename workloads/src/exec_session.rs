@@ -120,6 +120,10 @@ pub struct Session {
     pub tells_clock: bool,
     /// The library it names in its hello.
     pub library: Option<String>,
+    /// Its hello, as it wrote it (for `protocol-check` to show it back unchanged).
+    pub hello_line: String,
+    /// Where its renewal reports go, told of each request sent.
+    renewals: Renewals,
     /// The servers it was given (`LOCKPICK_SERVERS`): all a `granted_by` may name.
     servers: Vec<String>,
 }
@@ -188,6 +192,8 @@ impl Session {
             extends: false,
             tells_clock: false,
             library: None,
+            hello_line: String::new(),
+            renewals: renewals.clone(),
             servers,
         };
         match session.hello(hello_within, &promised) {
@@ -223,6 +229,7 @@ impl Session {
         self.extends = hello.extend;
         self.tells_clock = hello.clock;
         self.library = hello.library;
+        self.hello_line = line;
         Ok(())
     }
 
@@ -237,6 +244,9 @@ impl Session {
         let id = self.next_id;
         let request = self.next_request(op, fields);
         self.next_id += 1;
+        // Before the write: the program receives the request after this moment, which a
+        // renewal report's `sent_after_ms` counts from.
+        self.renewals.request_sent(id);
         let sent = writeln!(self.stdin, "{request}").and_then(|()| self.stdin.flush());
         if sent.is_err() {
             return Err(self.died());

@@ -99,9 +99,30 @@ pub enum Renewed {
     GaveUp,
 }
 
-/// Called with the lease's new bounds after each renewal the watchdog makes, and the lock
-/// server's own count of the lease when it was asked (an exec program's `extend`).
-pub type OnRenewal = Box<dyn FnMut(Lease, Option<ServerLease>) + Send>;
+/// Called with each renewal the watchdog makes that changed the lease's bounds.
+pub type OnRenewal = Box<dyn FnMut(Renewal) + Send>;
+
+/// One renewal, as the history records it (a `renew` line).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Renewal {
+    /// The lease's bounds after it.
+    pub lease: Lease,
+    /// The lock server's own count of the lease, when it was asked (an exec program's `extend`).
+    pub server: Option<ServerLease>,
+    /// When its request was sent, on the run clock, when known: a renewal sent after the lease
+    /// had certainly ended is a grant of its own, and the checkers tell it so.
+    pub sent: Option<u64>,
+}
+
+impl Renewal {
+    pub fn of(lease: Lease) -> Renewal {
+        Renewal {
+            lease,
+            server: None,
+            sent: None,
+        }
+    }
+}
 
 /// A renewal sent once the lease had certainly ended (its process woke from a freeze, say) and
 /// whose outcome is unknown cannot have extended it: a renewal only extends a lease that is
@@ -182,7 +203,10 @@ impl Watchdog {
                 let renewed = too_late(&current, sent, renew());
                 let (report, go_on) = after_renewal(&mut current, &mut unknown_seen, renewed);
                 if let Some(lease) = report {
-                    on_renewal(lease, None);
+                    on_renewal(Renewal {
+                        sent: Some(sent),
+                        ..Renewal::of(lease)
+                    });
                 }
                 if !go_on {
                     return;
@@ -320,7 +344,7 @@ mod tests {
             lease,
             Duration::ZERO,
             Duration::from_millis(5),
-            Box::new(move |lease, _| sender.send(lease).unwrap()),
+            Box::new(move |r: Renewal| sender.send(r.lease).unwrap()),
             move || {
                 n += 1;
                 Renewed::Extended(Lease {

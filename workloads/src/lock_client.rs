@@ -99,4 +99,12 @@ pub trait LockClient {
     fn library(&self) -> Option<String> {
         None
     }
+
+    /// The lock server's count of the lock's key, asked right after the last `try_acquire`
+    /// when it was answered `Info` (a library that failed half-way through its acquire can
+    /// leave the key behind): `None` when not asked or no word. Recorded on that completion,
+    /// where a key with no expiry and nobody holding the lock shows a stuck lock.
+    fn server_lease_after_unknown(&mut self) -> Option<crate::lease::ServerLease> {
+        None
+    }
 }

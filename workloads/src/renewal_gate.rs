@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use lockpick_checkers::{OpType, F};
 use serde_json::json;
 
-use crate::lease::{Lease, OnRenewal, ServerLease};
+use crate::lease::{OnRenewal, Renewal};
 use crate::recorder::Recorder;
 
 /// The renewals of one acquisition, held until its grant is recorded.
@@ -27,7 +27,7 @@ pub struct RenewalGate<W: Write> {
 #[derive(Default)]
 struct Held {
     granted: bool,
-    waiting: Vec<(Lease, Option<ServerLease>)>,
+    waiting: Vec<Renewal>,
 }
 
 impl<W: Write + Send + 'static> RenewalGate<W> {
@@ -44,13 +44,13 @@ impl<W: Write + Send + 'static> RenewalGate<W> {
     pub fn on_renewal(&self) -> OnRenewal {
         let state = Arc::clone(&self.state);
         let (recorder, acquisition) = (self.recorder.clone(), self.acquisition.clone());
-        Box::new(move |lease: Lease, server: Option<ServerLease>| {
+        Box::new(move |renewal: Renewal| {
             let mut held = state.lock().unwrap_or_else(|e| e.into_inner());
             if held.granted {
                 // A controller that stopped listening is noticed by the worker's next record.
-                let _ = record_renewal(&recorder, &acquisition, lease, server);
+                let _ = record_renewal(&recorder, &acquisition, renewal);
             } else {
-                held.waiting.push((lease, server));
+                held.waiting.push(renewal);
             }
         })
     }
@@ -61,8 +61,8 @@ impl<W: Write + Send + 'static> RenewalGate<W> {
         let mut held = self.state.lock().unwrap_or_else(|e| e.into_inner());
         record_grant()?;
         held.granted = true;
-        for (lease, server) in std::mem::take(&mut held.waiting) {
-            record_renewal(&self.recorder, &self.acquisition, lease, server)?;
+        for renewal in std::mem::take(&mut held.waiting) {
+            record_renewal(&self.recorder, &self.acquisition, renewal)?;
         }
         Ok(())
     }
@@ -71,12 +71,14 @@ impl<W: Write + Send + 'static> RenewalGate<W> {
 fn record_renewal<W: Write>(
     recorder: &Recorder<W>,
     acquisition: &str,
-    lease: Lease,
-    server: Option<ServerLease>,
+    renewal: Renewal,
 ) -> io::Result<()> {
-    let mut value = json!({ "acquisition": acquisition, "lease": lease });
-    if let Some(server) = server {
+    let mut value = json!({ "acquisition": acquisition, "lease": renewal.lease });
+    if let Some(server) = renewal.server {
         value["server_lease"] = json!(server);
+    }
+    if let Some(sent) = renewal.sent {
+        value["sent"] = json!(sent);
     }
     recorder.record(OpType::Ok, F::Renew, value)
 }
@@ -109,6 +111,8 @@ mod tests {
             .collect()
     }
 
+    use crate::lease::Lease;
+
     const LEASE: Lease = Lease {
         live_until: 5,
         expires_by: Some(9),
@@ -122,15 +126,15 @@ mod tests {
         let mut renew = gate.on_renewal();
         // The watchdog's thread renews twice before the worker has recorded the grant.
         let mut renew = thread::spawn(move || {
-            renew(LEASE, None);
-            renew(LEASE, None);
+            renew(Renewal::of(LEASE));
+            renew(Renewal::of(LEASE));
             renew
         })
         .join()
         .unwrap();
         gate.open(|| recorder.record(OpType::Ok, F::Acquire, json!({"acquisition": "1.1"})))
             .unwrap();
-        renew(LEASE, None);
+        renew(Renewal::of(LEASE));
         let fs: Vec<F> = lines(&kept).iter().map(|op| op.f).collect();
         assert_eq!(fs, [F::Acquire, F::Renew, F::Renew, F::Renew]);
     }
@@ -142,7 +146,7 @@ mod tests {
             let recorder = Recorder::new(kept.clone(), RunClock::start(), Process::Client(1));
             let gate = RenewalGate::new(&recorder, "1.1");
             let mut renew = gate.on_renewal();
-            let racer = thread::spawn(move || (0..5).for_each(|_| renew(LEASE, None)));
+            let racer = thread::spawn(move || (0..5).for_each(|_| renew(Renewal::of(LEASE))));
             gate.open(|| recorder.record(OpType::Ok, F::Acquire, json!({"acquisition": "1.1"})))
                 .unwrap();
             racer.join().unwrap();

@@ -12,6 +12,8 @@
 //! its critical section still shows what it does when it wakes up.
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -35,10 +37,35 @@ pub struct WorkerConfig {
     /// Longest random pause between failed acquire attempts; the pause after a release is
     /// drawn from half to twice this, so that a waiter's retry comes first.
     pub backoff: Duration,
-    /// No acquire attempt starts after this (ns since the run began).
+    /// No acquire attempt starts after this (ns since the run began), unless the controller
+    /// extends the quiet phase.
     pub deadline_ns: u64,
+    /// The controller's extension of the quiet phase past the deadline.
+    pub extension: QuietExtension,
     /// No more than this many acquire attempts in all.
     pub max_attempts: u64,
+}
+
+/// The quiet phase past the deadline, when the controller asks for it: a lock refused to
+/// everyone at the end of a run is a jam only once refused for longer than the jam bound, so
+/// the controller asks the clients to go on trying (`extended`, by at most `by_ns`) until the
+/// history proves the jam or the lock is granted again (`ended`).
+#[derive(Clone, Debug, Default)]
+pub struct QuietExtension {
+    pub by_ns: u64,
+    pub extended: Arc<AtomicBool>,
+    pub ended: Arc<AtomicBool>,
+}
+
+impl QuietExtension {
+    /// The deadline in force: `base`, or `base` + the extension while it lasts.
+    pub fn deadline(&self, base: u64) -> u64 {
+        if self.extended.load(Ordering::SeqCst) && !self.ended.load(Ordering::SeqCst) {
+            base.saturating_add(self.by_ns)
+        } else {
+            base
+        }
+    }
 }
 
 /// Runs the loop until the deadline or the attempt bound. Returns an error only when the
@@ -52,7 +79,9 @@ pub fn run<W: Write + Send + 'static>(
     let mut rng = rand::thread_rng();
     let mut attempts = 0;
     let mut library_said = false;
-    while attempts < config.max_attempts && recorder.clock().now() < config.deadline_ns {
+    while attempts < config.max_attempts
+        && recorder.clock().now() < config.extension.deadline(config.deadline_ns)
+    {
         attempts += 1;
         let acquisition = format!("{}.{}", config.process, attempts);
         recorder.record(
@@ -125,6 +154,11 @@ pub fn run<W: Write + Send + 'static>(
                 let mut body = json!({ "acquisition": acquisition, "token": null });
                 if let Some(library) = library {
                     body["library"] = json!(library);
+                }
+                if matches!(outcome, Outcome::Info(_)) {
+                    if let Some(server_lease) = lock.server_lease_after_unknown() {
+                        body["server_lease"] = json!(server_lease);
+                    }
                 }
                 record_outcome(recorder, F::Acquire, body, outcome, |_: Grant| Value::Null)?;
                 let backoff = config.backoff.as_micros() as u64;

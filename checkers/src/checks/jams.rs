@@ -3,7 +3,25 @@
 use super::{Checker, Finding, Sentence};
 use crate::liveness::Liveness;
 use crate::model::{Model, Setup};
+use crate::stuck_keys::JamCause;
 use crate::words::seconds;
+
+impl Liveness {
+    /// How the lock was free of holders, in the words of its jams: the first jam's cause when
+    /// every jam has it, else both.
+    fn free_words(&self) -> &'static str {
+        let stuck = self
+            .jams
+            .iter()
+            .filter(|j| j.cause != JamCause::LeasesEnded)
+            .count();
+        match stuck {
+            0 => JamCause::LeasesEnded.free_words(),
+            n if n == self.jams.len() => self.jams[0].cause.free_words(),
+            _ => "nobody held it (every earlier lease ended, or a key with no expiry stayed)",
+        }
+    }
+}
 
 impl Checker for Liveness {
     fn name(&self) -> &'static str {
@@ -13,9 +31,9 @@ impl Checker for Liveness {
     fn finding(&self) -> Finding {
         Finding::broken_if(!self.jams.is_empty(), || {
             format!(
-                "the lock jammed {} time(s): refused to everyone while certainly free for over \
-                 {} ms",
+                "the lock jammed {} time(s): refused to everyone while {} for over {} ms",
                 self.jams.len(),
+                self.free_words(),
                 self.bound_ms
             )
         })
@@ -28,14 +46,18 @@ impl Checker for Liveness {
     fn summary_lines(&self, _setup: Option<&Setup>) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(first) = self.jams.first() {
+            let how = match first.cause {
+                JamCause::LeasesEnded => format!("the last lease to end was {}", first.free_how),
+                _ => first.free_how.clone(),
+            };
             out.push(format!(
-                "  lock jammed: {} time(s) refused to everyone while certainly free for over {} \
-                 ms; first: from {} to {} (the last lease to end was {}), {} refused attempts",
+                "  lock jammed: {} time(s) refused to everyone while {} for over {} ms; first: \
+                 from {} to {} ({how}), {} refused attempts",
                 self.jams.len(),
+                self.free_words(),
                 self.bound_ms,
                 seconds(first.free_from),
                 seconds(first.until),
-                first.free_how,
                 first.failed_attempts
             ));
         }
@@ -67,13 +89,13 @@ impl Checker for Liveness {
             out.push(Sentence::new(
                 "jam",
                 format!(
-                    "The lock jammed: {} nobody held it and every earlier lease had certainly \
-                     ended, yet every acquire was refused (the longest for {})",
+                    "The lock jammed: {} {}, yet every acquire was refused (the longest for {})",
                     if self.jams.len() == 1 {
                         "once".to_string()
                     } else {
                         format!("{} times", self.jams.len())
                     },
+                    self.free_words(),
                     seconds(longest)
                 ),
             ));

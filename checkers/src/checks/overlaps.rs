@@ -54,6 +54,15 @@ impl Checker for OverlappingHolders {
                     format!(", during {}", first.faults.join(", "))
                 }
             ));
+            if let Some(r) = &first.regrant {
+                out.push(format!(
+                    "       the grant that broke it: client {}'s renewal at {}, sent after its                      lease had ended by {}, took the lock while client {}'s lease was live",
+                    first.first.process,
+                    seconds(r.sent),
+                    seconds(r.after_end),
+                    first.second.process
+                ));
+            }
         }
         out
     }
@@ -82,6 +91,22 @@ impl Checker for OverlappingHolders {
                         "grants while the earlier lease was still live"
                     ),
                     model.mutual_exclusion_breaker()
+                ),
+            ));
+        }
+        let regrants = self.overlaps.iter().filter(|o| o.regrant.is_some()).count();
+        if regrants > 0 {
+            out.push(Sentence::new(
+                "overlap",
+                format!(
+                    "{} by a renewal sent after the renewing client's own lease had ended, which \
+                     took the lock while the other client's lease was live: the renewal was the \
+                     grant that broke mutual exclusion",
+                    count(
+                        regrants,
+                        "grant under a live lease came",
+                        "grants under a live lease came"
+                    )
                 ),
             ));
         }
@@ -195,6 +220,18 @@ fn undecidable_words(model: &Model, o: &OverlappingHolders) -> String {
         .overlaps
         .iter()
         .all(|v| overlap_cause::lease_ended_by(model, &v.first, v.second.granted_after).is_none());
+    let renewal_unknown = o
+        .overlaps
+        .iter()
+        .filter(|v| v.cause == OverlapCause::Undecidable)
+        .all(|v| v.first.unknown_renewal_at.is_some());
+    if unbounded && renewal_unknown {
+        return "of undecidable cause: a renewal of the earlier holder's lease had an unknown \
+                outcome, and the lost request may still be applied, so nothing bounds when that \
+                lease ended (one unknown renewal leaves every later overlap of its hold \
+                undecidable; see `sent_after_ms` in workloads/PROTOCOL.md)"
+            .to_string();
+    }
     if !unbounded {
         return format!(
             "of undecidable cause: the recorded lease bounds leave open whether a holder outlived \

@@ -5,6 +5,20 @@ use crate::model::{Model, Setup};
 use crate::tokens::TokenViolations;
 use crate::words::count;
 
+impl TokenViolations {
+    /// Why a client's own old token counts as going backwards, not as reused, when any did.
+    fn own_token_words(&self) -> String {
+        match self.own_token_again {
+            0 => String::new(),
+            n => format!(
+                " ({n} of them a client handed its own earlier token again after a higher one \
+                 went to another client: a lower token after a higher one is going backwards, \
+                 while reused counts only a token two clients share)"
+            ),
+        }
+    }
+}
+
 impl Checker for TokenViolations {
     fn name(&self) -> &'static str {
         "fencing tokens"
@@ -18,8 +32,10 @@ impl Checker for TokenViolations {
         }
         Finding::broken_if(!self.violations.is_empty(), || {
             format!(
-                "fencing tokens broke their promise: {} reused, {} went backwards",
-                self.reused, self.went_backwards
+                "fencing tokens broke their promise: {} reused, {} went backwards{}",
+                self.reused,
+                self.went_backwards,
+                self.own_token_words()
             )
         })
     }
@@ -56,9 +72,10 @@ impl Checker for TokenViolations {
         vec![Sentence::new(
             "tokens",
             format!(
-                "{} reused and {} gone backwards: {lock} broke its fencing-token promise",
+                "{} reused and {} gone backwards{}: {lock} broke its fencing-token promise",
                 count(self.reused, "token", "tokens"),
-                self.went_backwards
+                self.went_backwards,
+                self.own_token_words()
             ),
         )]
     }

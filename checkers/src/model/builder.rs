@@ -232,7 +232,15 @@ impl Builder {
                 invoked: invoked_at,
                 completed: op.time,
                 index: op.index,
+                key_without_expiry: value
+                    .server_lease
+                    .filter(|s| s.ended_by.is_none())
+                    .map(|s| s.asked_at),
             };
+            if let Some(error) = value.error.as_deref() {
+                let unknown = op.kind == OpType::Info;
+                self.model.acquire_errors.add(error, p, op.time, unknown);
+            }
             match op.kind {
                 OpType::Fail => self.model.failed_acquires.push(attempt),
                 _ => self.model.unknown_acquires.push(attempt),
@@ -283,6 +291,9 @@ impl Builder {
                 contradiction: value.lease.zip(value.server_lease).and_then(
                     |(reported, server)| crate::lease_claims::contradiction(&reported, &server),
                 ),
+                unknown_renewal_at: None,
+                regrants: Vec::new(),
+                earlier: Vec::new(),
                 lease_recorded: op.time,
             });
         }
@@ -317,6 +328,24 @@ impl Builder {
         };
         hold.renewals += 1;
         let renewed = value.lease;
+        let was_bounded = hold.lease.is_some_and(|l| l.expires_by.is_some());
+        if renewed.expires_by.is_none() && was_bounded && hold.unknown_renewal_at.is_none() {
+            hold.unknown_renewal_at = Some(op.time);
+        }
+        in_range(line, "sent", value.sent.unwrap_or(0))?;
+        // Sent after the lease had certainly ended: a grant of its own, a new segment.
+        if let Some(after_end) = hold
+            .regrant_at(value.sent)
+            .filter(|_| op.time >= hold.lease_recorded)
+        {
+            let regrant = super::Regrant {
+                sent: value.sent.unwrap_or(op.time),
+                at: op.time,
+                index: op.index,
+                after_end,
+            };
+            hold.begin_segment(regrant, renewed);
+        }
         hold.lease = Some(match hold.lease {
             None => renewed,
             Some(known) => Lease {

@@ -4,6 +4,8 @@
 //! the checkers themselves only ever see a consistent model.
 
 mod builder;
+pub mod client_errors;
+pub mod regrant;
 pub mod release_fail;
 pub mod server_lease;
 mod values;
@@ -17,6 +19,8 @@ use crate::leadership::Leader;
 
 pub use crate::setup::Setup;
 pub use builder::{build, Builder};
+pub use client_errors::{ClientError, ClientErrors};
+pub use regrant::{LeaseAt, Regrant, Segment};
 pub use release_fail::{ReleaseFailKind, ReleaseFailed, ReleaseFailures};
 pub use server_lease::{Contradiction, ServerLease};
 pub use values::decode_only;
@@ -79,6 +83,19 @@ pub struct Hold {
     /// The first reported lease of this hold (its acquire's or a renewal's) that the server's
     /// count contradicts.
     pub contradiction: Option<Contradiction>,
+    /// When a renewal of unknown outcome first left the lease with no known end (a `renew`
+    /// with no `expires_by` after records that had one): the lost request may still be
+    /// applied, so no later record bounds the lease.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_renewal_at: Option<u64>,
+    /// Renewals sent after the lease they renewed had certainly ended: grants of their own
+    /// (`regrant.rs`). `lease`, `server_lease` and `contradiction` above are then those of the
+    /// segment the last of them began.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub regrants: Vec<Regrant>,
+    /// The lease segments before each regrant, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<Segment>,
     /// Time of the latest lease record (the acquire's `ok` or a renewal).
     #[serde(skip)]
     pub(crate) lease_recorded: u64,
@@ -178,6 +195,8 @@ pub struct Model {
     pub failed_acquires: Vec<AcquireAttempt>,
     /// Every acquire attempt whose outcome is unknown (`info`): each may have taken the lock.
     pub unknown_acquires: Vec<AcquireAttempt>,
+    /// The errors the acquires that did not succeed gave.
+    pub acquire_errors: ClientErrors,
     /// Client operations that completed `info`: answered, but nobody knows whether they took
     /// effect (a timeout, an exec program that says it does not know).
     pub answered_unknown: usize,
@@ -209,6 +228,9 @@ pub struct AcquireAttempt {
     pub completed: u64,
     /// The completion's index in the history.
     pub index: u64,
+    /// When the lock server, asked right after this attempt's answer, held the lock's key with
+    /// no expiry (its `server_lease` without an end): the time it was asked.
+    pub key_without_expiry: Option<u64>,
 }
 
 /// The harness's `run-end` line.

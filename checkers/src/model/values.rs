@@ -29,6 +29,9 @@ pub(super) struct ClientValue<'a> {
     /// The servers that granted an acquire (`ok` only).
     #[serde(default)]
     pub(super) nodes: Nodes,
+    /// Why it did not succeed (`fail` and `info`).
+    #[serde(default, borrow)]
+    pub(super) error: Option<Cow<'a, str>>,
 }
 
 /// An acquire's `nodes`: a list of addresses. Read tolerantly, as anything else reads as no
@@ -60,6 +63,9 @@ pub(super) struct RenewValue<'a> {
     pub(super) lease: Lease,
     #[serde(default)]
     pub(super) server_lease: Option<crate::lease_claims::ServerLease>,
+    /// When the renewal's request was sent, when its client knows.
+    #[serde(default)]
+    pub(super) sent: Option<u64>,
 }
 
 #[derive(Deserialize)]

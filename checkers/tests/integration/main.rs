@@ -11,5 +11,7 @@ mod out_of_range;
 mod overlap_causes;
 mod proof;
 mod properties;
+mod regrants;
+mod stuck_keys;
 mod tokens;
 mod zero_length_holds;

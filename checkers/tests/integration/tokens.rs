@@ -4,6 +4,7 @@
 use crate::common;
 
 use common::History;
+use lockpick_checkers::checks::Checker;
 use lockpick_checkers::{check, OpType, Validity, F};
 
 #[test]
@@ -152,4 +153,32 @@ fn one_client_handed_its_own_token_again_broke_no_promise() {
     let t = r.token_violations.unwrap();
     assert_eq!((t.reused, t.went_backwards), (0, 0));
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.unknown_reasons);
+}
+
+#[test]
+fn a_clients_own_old_token_after_a_higher_one_went_backwards_and_says_why() {
+    // client 0 [--] token 5; client 1 [--] token 6; client 0 [--] token 5 again: not a reuse
+    // (no other client had 5), but a lower token after a higher one.
+    let mut h = History::with_setup("revision", "none", None);
+    h.acquire(0, "0.1", 10, 11, Some(5))
+        .release(0, "0.1", 12, 13)
+        .acquire(1, "1.1", 14, 15, Some(6))
+        .release(1, "1.1", 16, 17)
+        .acquire(0, "0.2", 18, 19, Some(5))
+        .release(0, "0.2", 20, 21)
+        .final_read_agreeing(30);
+    let r = check(&h.ops);
+    let t = r.token_violations.as_ref().unwrap();
+    assert_eq!((t.reused, t.went_backwards, t.own_token_again), (0, 1, 1));
+    let line = t.summary_lines(None).join("\n");
+    assert!(
+        line.contains(
+            "0 reused, 1 went backwards (1 of them a client handed its own earlier token again"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains("reused counts only a token two clients share"),
+        "{line}"
+    );
 }

@@ -18,7 +18,8 @@ pub struct ProtocolCheckArgs {
     /// the TTL, at most 1s].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_word)]
     pub op_timeout: Option<String>,
-    /// The client program and its arguments (workloads/PROTOCOL.md), after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// The client program and its arguments (workloads/PROTOCOL.md), last: after `--`, or
+    /// without it (everything from the program's name on is the program's, its flags too).
+    #[arg(trailing_var_arg = true, required = true, num_args = 1.., value_name = "COMMAND")]
     pub command: Vec<String>,
 }

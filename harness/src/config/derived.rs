@@ -103,6 +103,14 @@ impl RunConfig {
             .fold(Needs::default(), |needs, n| needs.union(n.needs()))
     }
 
+    /// How far past the time limit the quiet phase may go on while a jam suspected at its end
+    /// is decided: the jam bound (`--jam-bound`, else the checkers' default for the TTL).
+    pub fn quiet_extension(&self) -> Duration {
+        let given = self.jam_bound.map(|d| d.as_millis() as u64);
+        let ms = lockpick_checkers::liveness::bound_ms(self.ttl.as_millis() as u64, given);
+        Duration::from_millis(ms)
+    }
+
     /// When faults must all be healed: the quiet period follows.
     pub fn heal_at(&self) -> Duration {
         self.time_limit - self.quiet

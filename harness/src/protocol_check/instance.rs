@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 use lockpick_workloads::clock::RunClock;
 use lockpick_workloads::exec_client::{environment, EXIT_GRACE, HELLO_WITHIN};
 use lockpick_workloads::exec_renewal::Renewals;
-use lockpick_workloads::exec_session::{Answer, Breakage, Session, PROTOCOL_VERSION};
-use serde::Serialize;
+use lockpick_workloads::exec_session::{Answer, Breakage, Session};
 use serde_json::Value;
 
 use super::testbed::Testbed;
@@ -25,14 +24,6 @@ pub struct Instance {
     /// Where its renewal reports would go: the check holds no lock of a run, so none is
     /// recorded.
     renewals: Renewals,
-}
-
-#[derive(Serialize)]
-struct SaidHello<'a> {
-    protocol: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    library: Option<&'a str>,
-    extend: bool,
 }
 
 /// One request and what came of it.
@@ -78,17 +69,18 @@ impl Instance {
         Ok(began.elapsed())
     }
 
-    /// The hello it said, as the session read it (in the protocol's order of fields).
+    /// The hello it said, as it wrote it (every field, `clock` and `reports_renewals`
+    /// included), cut to the first 300 characters.
     pub fn hello(&self) -> String {
         let Some(session) = &self.session else {
             return "nothing".to_string();
         };
-        let hello = SaidHello {
-            protocol: PROTOCOL_VERSION,
-            library: session.library.as_deref(),
-            extend: session.extends,
-        };
-        serde_json::to_string(&hello).unwrap_or_default()
+        let line = session.hello_line.trim_end();
+        let mut shown: String = line.chars().take(300).collect();
+        if shown.len() < line.len() {
+            shown.push('…');
+        }
+        shown
     }
 
     /// Sends `op` with `fields` and waits up to `bound` for the answer. A program that breaks

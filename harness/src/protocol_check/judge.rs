@@ -49,6 +49,15 @@ pub fn judge(exchange: &Exchange, expected: &Expected) -> (Outcome, String) {
                     expected.bound
                 );
                 (Outcome::Pass, detail)
+            } else if expected.want == Verdict::Unknown && answer.never_sent() {
+                // Its own word that nothing left it: nothing can be applied later, so `fail`
+                // is the truth (a connection still being made when the bound ran out).
+                let detail = format!(
+                    "{sent}, answered {shown} in {took} ms, within its bound of {}: the program \
+                     says the request never left it (`sent: false`), so a fail is truthful",
+                    expected.bound
+                );
+                (Outcome::Pass, detail)
             } else {
                 let why = (expected.wrong)(answer);
                 (
@@ -77,7 +86,9 @@ pub fn not_unknown_while_stopped(answer: &Answer, server: &str) -> String {
     match answer.result {
         Verdict::Fail => format!(
             "the request may have reached {server}, which applies it when it resumes: the \
-             answer is unknown (never fail while a request may have been sent)"
+             answer is unknown (never fail while a request may have been sent; a program that \
+             knows its request never left, its connection still being made, says so with \
+             `\"sent\": false` beside its fail)"
         ),
         _ => format!("answered ok while every {server} is stopped: no server granted it"),
     }

@@ -1,4 +1,5 @@
-//! The book's generated blocks: in a page under `docs/`, the lines between
+//! The book's generated blocks: in a page under `docs/` (or `workloads/PROTOCOL.md`), the lines
+//! between
 //! `<!-- generated: NAME -->` and `<!-- end of generated: NAME -->` are what the reference
 //! function NAME writes. The test below fails, naming the page and the block, when the book and
 //! the binary disagree; `LOCKPICK_WRITE_BOOK=1 cargo test -p lockpick --lib reference` writes
@@ -16,6 +17,17 @@ pub const BLOCKS: &[Block] = &[
     ("nemeses", "reference/nemeses.md", super::nemeses),
     ("runtimes", "reference/runtimes.md", super::runtimes),
     ("commands", "reference/commands.md", super::commands),
+    // Where client programs' authors read: the protocol itself and the guide.
+    (
+        "exec-services",
+        "../workloads/PROTOCOL.md",
+        super::exec_services,
+    ),
+    (
+        "exec-services",
+        "guide/your-own-lock.md",
+        super::exec_services,
+    ),
 ];
 
 fn markers(name: &str) -> (String, String) {

@@ -66,6 +66,33 @@ pub fn locks() -> String {
     )
 }
 
+/// Every `<service>` a client program can be run against (`exec:<service>:<command>`): the
+/// servers lockpick starts for it, what `LOCKPICK_SERVERS` then holds and how to talk to them
+/// (the service's own `connection` facts), and whether lockpick asks the server for the lease
+/// the program reports. Written into `workloads/PROTOCOL.md` and the guide.
+pub fn exec_services() -> String {
+    let rows = LOCKS
+        .iter()
+        .filter(|lock| lock.lends_servers())
+        .map(|lock| {
+            let entry = lock.service_entry();
+            vec![
+                format!("`exec:{}:`", lock.name()),
+                format!("`{}` × {}", entry.name, lock.capabilities().servers),
+                cell(entry.connection),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "lock",
+            "servers",
+            "what LOCKPICK_SERVERS names, and how to connect",
+        ],
+        rows,
+    )
+}
+
 /// Every service of the catalogue.
 pub fn services() -> String {
     let rows = SERVICES

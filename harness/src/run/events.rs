@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::decided::Decider;
 use super::progress::{Progress, Status};
+use super::quiet::QuietPhase;
 use crate::cluster::Cluster;
 use crate::config::RunConfig;
 use crate::history_log::{Abandoned, Follower, HistoryLog};
@@ -66,13 +67,15 @@ impl Workload {
         config: &RunConfig,
         interrupt: &AtomicBool,
         mut decider: Option<Decider>,
+        history: std::path::PathBuf,
     ) -> Result<bool> {
         let heal_at = config.heal_at().as_nanos() as u64;
-        let deadline = config.time_limit.as_nanos() as u64;
+        let limit = config.time_limit.as_nanos() as u64;
+        let mut quiet = QuietPhase::new(history, limit, config.quiet_extension());
         // After the deadline, a client may still be finishing its critical section: give it time
         // for its requests to time out and its work to finish.
         let grace = config.longest_fault() + config.ttl * 4 + config.work + Duration::from_secs(10);
-        let hard_stop = deadline + grace.as_nanos() as u64;
+        let hard_stop = limit + (grace + config.quiet_extension()).as_nanos() as u64;
         let mut progress = Progress::new(config.time_limit);
         let mut healed = false;
         let mut timed_out = false;
@@ -102,6 +105,7 @@ impl Workload {
                     }
                 }
             }
+            let deadline = quiet.deadline(now, &mut self.cluster);
             let finished = now >= deadline && self.open_clients == 0;
             let ended = finished || interrupted || decided_at.is_some();
             if healed && (ended || now >= hard_stop) {
@@ -124,7 +128,7 @@ impl Workload {
         // How the workload ended goes into the history itself, so that `lockpick check` and
         // `lockpick report` of this history give the run's own verdict.
         let interrupted_now = matches!(result, Ok(true));
-        self.record_run_end(interrupted_now, decided_at)?;
+        self.record_run_end(interrupted_now, decided_at, quiet.extended_by())?;
         self.final_read()?;
         let children = self.cluster.children();
         children.stop(|r| *r == Role::Resource, Duration::from_secs(2));
@@ -146,7 +150,12 @@ impl Workload {
         })
     }
 
-    fn record_run_end(&mut self, interrupted: bool, decided_at: Option<u64>) -> Result<()> {
+    fn record_run_end(
+        &mut self,
+        interrupted: bool,
+        decided_at: Option<u64>,
+        quiet_extended: u64,
+    ) -> Result<()> {
         let mut value =
             json!({ "interrupted": interrupted, "crashed_clients": self.crashed_clients });
         let hooks = crate::test_hooks::in_effect();
@@ -155,6 +164,9 @@ impl Workload {
         }
         if let Some(at) = decided_at {
             value["decided_at_ns"] = json!(at);
+        }
+        if quiet_extended > 0 {
+            value["quiet_extended_ns"] = json!(quiet_extended);
         }
         let op = Op::new(
             self.clock.now(),

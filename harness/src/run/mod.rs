@@ -12,6 +12,7 @@ mod decided;
 mod events;
 mod preflight;
 mod progress;
+mod quiet;
 pub mod scheduler;
 mod setup;
 
@@ -144,7 +145,7 @@ pub fn run(
     let mut workload = setup::setup(config, &prefix, &dir)?;
     let decider = (config.until == crate::cli::Until::Decided)
         .then(|| decided::Decider::new(dir.join(store::HISTORY)));
-    let outcome = workload.execute(config, &interrupt, decider);
+    let outcome = workload.execute(config, &interrupt, decider, dir.join(store::HISTORY));
     let left_behind = workload.teardown();
     if !left_behind.is_empty() {
         prefix.keep_record();

@@ -319,6 +319,7 @@ fn client_spec(config: &RunConfig, resource: SocketAddr, clock: &RunClock) -> Cl
         work_ms: config.work.as_millis() as u64,
         origin_ns: clock.origin_ns(),
         deadline_ns: 0,
+        quiet_extension_ms: config.quiet_extension().as_millis() as u64,
         max_attempts: 1_000_000,
         skew_file: None,
         wait_replicas: config.wait_replicas,

@@ -38,6 +38,10 @@ pub struct ServiceEntry {
     /// restart (and why the knob means nothing to it otherwise): the configuration consults
     /// it, and its `start` gives each server `service::redis::persistence_args`.
     pub persistence: Support,
+    /// What a client program (`exec:`, `workloads/PROTOCOL.md`) needs to talk to these servers
+    /// beyond `LOCKPICK_SERVERS`: what each address is, how to log in, what is made ready for
+    /// it. The book's exec table and PROTOCOL.md are written from it.
+    pub connection: &'static str,
 }
 
 /// How a clock nemesis moves a service's servers' clocks.

@@ -33,6 +33,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     persistence: Support::No(
         "etcd writes every change to its own log before it answers, whatever the knob says",
     ),
+    connection: "each address is one member's client URL without its scheme (`http://` + \
+                 address, port 2379): gRPC and the JSON gateway (`/v3/...`), no TLS, no \
+                 authentication; the lock's name (`LOCKPICK_KEY`) is the program's prefix",
 };
 
 pub struct EtcdService {

@@ -54,6 +54,10 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     persistence: Support::No(
         "PostgreSQL writes every change to its own log before it answers, whatever the knob says",
     ),
+    connection: "the address is the server (port 5432): log in as user `postgres` to database \
+                 `postgres`, no password (trust), no TLS; the table `lockpick_leases (name text \
+                 PRIMARY KEY, holder text, expires_at timestamptz NOT NULL DEFAULT '-infinity', \
+                 token bigint NOT NULL DEFAULT 0)` is there, empty, for a lease lock's rows",
 };
 
 /// The newest installed server's bin/ folder.

@@ -28,6 +28,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
         "its servers lead nothing: each redis-server stands alone, with no replica",
     ),
     persistence: Support::Yes,
+    connection: "each address is one redis-server (port 6379), RESP over plain TCP, no \
+                 password, no TLS, database 0; nothing is made ready: the lock's key \
+                 (`LOCKPICK_KEY`) is the program's to set",
 };
 
 pub struct RedisService {

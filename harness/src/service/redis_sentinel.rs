@@ -47,6 +47,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     clock_mover: super::entry::ClockMover::Faketime,
     leader: Support::Yes,
     persistence: Support::Yes,
+    connection: "each address is one redis-server (port 6379) of a primary and its replicas, \
+                 no password; a Sentinel on each node names the primary (its lock lends no \
+                 servers to client programs)",
 };
 
 /// Starts the node's Sentinel in the background, then becomes its redis-server: `$1` is the

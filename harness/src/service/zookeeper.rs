@@ -50,6 +50,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     persistence: Support::No(
         "ZooKeeper writes every change to its own log before it answers, whatever the knob says",
     ),
+    connection: "each address is one server's client port (2181); a connect string is them \
+                 joined by commas; no authentication, no chroot; the lock's path is the \
+                 program's to choose (`/` + `LOCKPICK_KEY`, say)",
 };
 
 pub struct ZookeeperService {

@@ -7,6 +7,7 @@ mod common;
 
 mod bad_input;
 mod bench;
+mod causes;
 mod ci_examples;
 mod ci_sharded;
 mod ci_templates;

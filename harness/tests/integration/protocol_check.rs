@@ -378,3 +378,33 @@ fn ctrl_c_ends_the_check_and_leaves_nothing_behind() {
     let left = processes_mentioning(&[&prefix, &slow]);
     assert!(left.is_empty(), "processes left behind: {left:?}");
 }
+
+#[test]
+fn a_client_that_says_its_request_never_left_passes_and_its_hello_is_echoed_whole() {
+    // Given without `--`: everything from the program's name on is the program's.
+    let program = example("broken/never_sent.py");
+    let output = lockpick()
+        .args(["protocol-check", &program])
+        .output()
+        .unwrap();
+    let checked = Checked::of(output);
+    assert_eq!(
+        checked.code,
+        Some(0),
+        "{}\n{}",
+        checked.stdout,
+        checked.stderr
+    );
+    for check in ["acquire while stopped", "release while stopped"] {
+        let line = checked.line(check);
+        assert!(line.trim_start().starts_with("pass"), "{line}");
+        assert!(
+            line.contains(r#""sent":false"#) && line.contains("never left"),
+            "{line}"
+        );
+    }
+    // The hello as the program wrote it: `clock` is not dropped.
+    let hello = checked.line("hello");
+    assert!(hello.contains(r#""clock": true"#), "{hello}");
+    checked.left_nothing();
+}

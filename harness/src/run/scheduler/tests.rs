@@ -191,6 +191,7 @@ impl Bench {
                     work_ms: 100,
                     origin_ns: 0,
                     deadline_ns: 0,
+                    quiet_extension_ms: 0,
                     max_attempts: 1,
                     skew_file: None,
                     wait_replicas: None,
