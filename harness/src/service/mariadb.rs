@@ -61,6 +61,10 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
         "a named lock lives in the server's memory only, whatever the knob says: a restarted \
          server holds none",
     ),
+    connection: "the address is the server (port 3306), the MySQL protocol over plain TCP: log \
+                 in as user `lockpick`, no password, no TLS, no database needed; `GET_LOCK`, \
+                 `RELEASE_LOCK` and `IS_USED_LOCK` are the named lock's calls, held by the \
+                 connection's session",
 };
 
 #[derive(Default)]
