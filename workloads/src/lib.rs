@@ -20,6 +20,8 @@ pub mod exec_session;
 pub mod exec_stderr;
 pub mod lease;
 pub mod lock_client;
+pub mod nats_kv_lock;
+pub mod nats_kv_session;
 pub mod postgres_lock;
 pub mod postgres_session;
 pub mod recorder;

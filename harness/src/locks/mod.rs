@@ -9,6 +9,7 @@
 
 mod etcd;
 pub mod exec;
+mod nats_kv;
 mod postgres_advisory;
 mod postgres_lease;
 mod redis;
@@ -36,6 +37,7 @@ pub static LOCKS: &[&dyn Lock] = &[
     &zookeeper::Zookeeper,
     &postgres_advisory::PostgresAdvisory,
     &postgres_lease::PostgresLease,
+    &nats_kv::NatsKv,
 ];
 
 /// The lock `--lock` takes when none is named: the first of [`LOCKS`].

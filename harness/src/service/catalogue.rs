@@ -18,6 +18,7 @@ pub static SERVICES: &[&ServiceEntry] = &[
     &super::etcd::SERVICE,
     &super::zookeeper::SERVICE,
     &super::postgres::SERVICE,
+    &super::nats::SERVICE,
 ];
 
 pub fn find(name: &str) -> Option<&'static ServiceEntry> {

@@ -4,6 +4,7 @@ pub mod catalogue;
 pub mod entry;
 pub mod etcd;
 pub mod http_date;
+pub mod nats;
 pub mod persistence;
 pub mod postgres;
 pub mod redis;
