@@ -34,6 +34,7 @@ mod lease_claims;
 mod leases;
 mod lifecycle;
 mod liveness;
+mod nats;
 mod lockpick_image;
 mod nemeses;
 mod postgres;

@@ -1,0 +1,155 @@
+//! The `nats-kv` lock on a real three-server NATS JetStream cluster (Debian's nats-server 2.9.10,
+//! a KV bucket of three replicas, `max_age` the lease): a frozen holder outlives its key and the
+//! revision fences it; a killed client's key ages out; a cut-off holder and a killed server are
+//! fenced; and a run killed with SIGKILL leaves servers that `lockpick clean` removes.
+//!
+//! Measured (README, "NATS JetStream KV"): 2.9.10's clustered compare-and-set acknowledges two
+//! creates made over one revision at once (`workloads/examples/nats_cas_race.rs`: about one
+//! round in two with three replicas, none with one), so even without faults two clients are
+//! granted the key together. The tests hold the service to that: such an overlap is a grant
+//! under a live lease, and the token (each grant its own revision) still fences it.
+//!
+//! Needs Debian's nats-server (`.ci/install-packages`).
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::{assert_nothing_left, fault_starts, history_lines, run_line, wait_for};
+use nix::sys::signal::{kill, Signal};
+
+/// Every overlap's cause, as the checker names it.
+fn causes(r: &common::Run) -> Vec<String> {
+    r.results["overlapping_holders"]["overlaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["cause"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn without_faults_the_cluster_grants_one_revision_twice_and_the_revision_tells_them_apart() {
+    let r = run_line("--lock nats-kv --time-limit 8s --clients 5 --fencing off --seed 1");
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 10, "{}", r.stdout);
+    let causes = causes(&r);
+    assert!(!causes.is_empty(), "{}", r.stdout);
+    assert!(
+        causes.iter().all(|c| c == "granted-under-live-lease"),
+        "{causes:?}"
+    );
+    // Two grants, two revisions: every token is handed out once.
+    let mut tokens: Vec<u64> = r
+        .history()
+        .into_iter()
+        .filter(|op| op["f"] == "acquire" && op["type"] == "ok")
+        .map(|op| op["value"]["token"].as_u64().unwrap())
+        .collect();
+    let granted = tokens.len();
+    tokens.dedup();
+    assert_eq!(tokens.len(), granted, "a revision was granted twice");
+    assert_nothing_left(&r);
+    let fenced = run_line("--lock nats-kv --time-limit 8s --clients 5 --fencing on --seed 1");
+    assert_eq!(fenced.stale_writes(), 0, "{}", fenced.stdout);
+    assert_nothing_left(&fenced);
+}
+
+#[test]
+fn a_frozen_holder_outlives_its_key_and_the_revision_fences_it() {
+    let line = "--lock nats-kv --nemesis pause-holder --time-limit 10s --ttl 1s \
+                --pause 2500ms --fault-interval 500ms --seed 3";
+    let r = run_line(&format!("{line} --fencing off"));
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        causes(&r).iter().any(|c| c == "outlived-lease"),
+        "{}",
+        r.stdout
+    );
+    assert!(!fault_starts(&r, "pause").is_empty(), "{}", r.stdout);
+    assert_nothing_left(&r);
+    let fenced = run_line(&format!("{line} --fencing on"));
+    assert_eq!(fenced.stale_writes(), 0, "{}", fenced.stdout);
+    assert!(fenced.rejected() > 0, "{}", fenced.stdout);
+    assert_nothing_left(&fenced);
+}
+
+#[test]
+fn a_killed_clients_key_ages_out_and_the_lock_moves_on() {
+    let r = run_line("--lock nats-kv --nemesis kill-client --time-limit 10s --fencing on --seed 2");
+    assert!((0..=1).contains(&r.code), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.holds() >= 10, "{}", r.stdout);
+    assert!(!fault_starts(&r, "kill").is_empty(), "{}", r.stdout);
+    assert!(!r.stdout.contains("lock jammed"), "{}", r.stdout);
+    assert_eq!(r.stale_writes(), 0, "{}", r.stdout);
+    // A kill ends a holder at once: no overlap is its doing, only the cluster's double grants.
+    assert!(
+        causes(&r).iter().all(|c| c == "granted-under-live-lease"),
+        "{}",
+        r.stdout
+    );
+    assert_nothing_left(&r);
+}
+
+#[test]
+fn a_cut_off_holder_and_a_killed_server_are_fenced() {
+    let cut = run_line(
+        "--lock nats-kv --nemesis partition-holder --time-limit 10s --fencing on --seed 4",
+    );
+    assert!((0..=1).contains(&cut.code), "{}\n{}", cut.stdout, cut.stderr);
+    assert!(!fault_starts(&cut, "partition").is_empty(), "{}", cut.stdout);
+    assert_eq!(cut.stale_writes(), 0, "{}", cut.stdout);
+    assert_nothing_left(&cut);
+    let killed =
+        run_line("--lock nats-kv --nemesis kill-node --time-limit 12s --fencing on --seed 3");
+    assert!((0..=2).contains(&killed.code), "{}\n{}", killed.stdout, killed.stderr);
+    assert_eq!(killed.stale_writes(), 0, "{}", killed.stdout);
+    let stops: Vec<_> = killed
+        .history()
+        .into_iter()
+        .filter(|e| e["f"] == "stop" && e["value"]["fault"] == "kill")
+        .collect();
+    assert!(!stops.is_empty(), "{}", killed.stdout);
+    assert!(
+        stops.iter().all(|s| s["value"]["restarted_pid"].is_u64()),
+        "{stops:?}"
+    );
+    assert!(killed.holds() >= 5, "{}", killed.stdout);
+    assert_nothing_left(&killed);
+}
+
+#[test]
+fn clean_removes_the_servers_of_a_run_killed_with_sigkill() {
+    let store = tempfile::tempdir().unwrap();
+    let mut command = common::lockpick();
+    command.args(["run", "--lock", "nats-kv", "--time-limit", "120s"]);
+    let mut run = common::start_in(command, store.path());
+    wait_for("operations", Duration::from_secs(100), || {
+        history_lines(store.path()) > 20
+    });
+    let dir = store.path().join("latest").canonicalize().unwrap();
+    let prefix = common::run_identity(&dir).0;
+    run.prefix = Some(prefix.clone());
+    kill(run.pid(), Signal::SIGKILL).unwrap();
+    run.wait();
+    // The servers' stores are in the run's scratch folder, named on their command lines.
+    let scratch = format!("/dev/shm/{prefix}");
+    let servers = || {
+        common::processes_mentioning(&[&scratch])
+            .into_iter()
+            .filter(|p| p.contains("nats-server"))
+            .count()
+    };
+    assert_eq!(servers(), 3, "a killed run leaves its three servers");
+    let clean = common::lockpick()
+        .args(["clean", "--prefix", &prefix])
+        .output()
+        .unwrap();
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    common::assert_prefix_gone(&prefix);
+    assert_eq!(servers(), 0, "clean left servers of {prefix}");
+}
