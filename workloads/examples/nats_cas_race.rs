@@ -7,7 +7,8 @@ use std::time::Duration;
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let urls: Vec<async_nats::ServerAddr> = args[1].split(',').map(|u| u.parse().unwrap()).collect();
+    let urls: Vec<async_nats::ServerAddr> =
+        args[1].split(',').map(|u| u.parse().unwrap()).collect();
     let replicas: u64 = args[2].parse().unwrap();
     let rounds: u64 = args[3].parse().unwrap();
     let a = async_nats::connect(urls.clone()).await.unwrap();
@@ -16,7 +17,13 @@ async fn main() {
     let config = serde_json::json!({"name": name, "subjects": [format!("race{replicas}.>")],
         "max_msgs_per_subject": 1, "storage": "file", "num_replicas": replicas,
         "max_age": 60_000_000_000u64, "discard": "new"});
-    let r = a.request(format!("$JS.API.STREAM.CREATE.{name}"), config.to_string().into()).await.unwrap();
+    let r = a
+        .request(
+            format!("$JS.API.STREAM.CREATE.{name}"),
+            config.to_string().into(),
+        )
+        .await
+        .unwrap();
     println!("create: {}", String::from_utf8_lossy(&r.payload));
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (ja, jb) = (async_nats::jetstream::new(a), async_nats::jetstream::new(b));
@@ -40,7 +47,9 @@ async fn main() {
             doubles += 1;
         }
         last = x.into_iter().chain(y).max().unwrap_or(last);
-        if round == 0 { println!("first round: {x:?} {y:?}"); }
+        if round == 0 {
+            println!("first round: {x:?} {y:?}");
+        }
     }
     println!("replicas {replicas}: both acknowledged in {doubles} of {rounds} rounds");
 }

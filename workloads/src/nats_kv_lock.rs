@@ -59,7 +59,10 @@ impl NatsKvLock {
     /// One create of the key over its last revision `expected` (0: no message), timed.
     fn create(&mut self, value: &[u8], expected: u64) -> (u64, Outcome<u64, WriteFail>) {
         let invoke = self.clock.now();
-        (invoke, self.session.write(&self.key, value, expected, false))
+        (
+            invoke,
+            self.session.write(&self.key, value, expected, false),
+        )
     }
 }
 

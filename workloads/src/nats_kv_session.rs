@@ -12,8 +12,8 @@
 use std::time::Duration;
 
 use async_nats::jetstream::context::{Context, PublishError, PublishErrorKind};
-use base64::Engine;
 use async_nats::HeaderMap;
+use base64::Engine;
 use tokio::runtime::Runtime;
 
 use crate::error::WorkloadError;
@@ -124,7 +124,9 @@ impl NatsKvSession {
         let reply = match answer {
             Ok(Ok(reply)) => reply,
             Ok(Err(e)) => return Outcome::Fail(format!("cannot read the key: {e}")),
-            Err(_) => return Outcome::Fail(format!("no answer to a read within {:?}", self.timeout)),
+            Err(_) => {
+                return Outcome::Fail(format!("no answer to a read within {:?}", self.timeout))
+            }
         };
         match serde_json::from_slice(&reply.payload) {
             Ok(answer) => key_state(&answer).map_or_else(Outcome::Fail, Outcome::Ok),

@@ -162,7 +162,9 @@ fn get_body(address: SocketAddr, path: &str) -> Result<String> {
     stream.take(256 * 1024).read_to_end(&mut reply)?;
     let reply = String::from_utf8_lossy(&reply);
     match reply.split_once("\r\n\r\n") {
-        Some((head, body)) if head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200") => {
+        Some((head, body))
+            if head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200") =>
+        {
             Ok(body.to_string())
         }
         _ => bail!("{address}{path} did not answer 200"),

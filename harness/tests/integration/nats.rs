@@ -96,13 +96,27 @@ fn a_cut_off_holder_and_a_killed_server_are_fenced() {
     let cut = run_line(
         "--lock nats-kv --nemesis partition-holder --time-limit 10s --fencing on --seed 4",
     );
-    assert!((0..=1).contains(&cut.code), "{}\n{}", cut.stdout, cut.stderr);
-    assert!(!fault_starts(&cut, "partition-holder").is_empty(), "{}", cut.stdout);
+    assert!(
+        (0..=1).contains(&cut.code),
+        "{}\n{}",
+        cut.stdout,
+        cut.stderr
+    );
+    assert!(
+        !fault_starts(&cut, "partition-holder").is_empty(),
+        "{}",
+        cut.stdout
+    );
     assert_eq!(cut.stale_writes(), 0, "{}", cut.stdout);
     assert_nothing_left(&cut);
     let killed =
         run_line("--lock nats-kv --nemesis kill-node --time-limit 12s --fencing on --seed 3");
-    assert!((0..=2).contains(&killed.code), "{}\n{}", killed.stdout, killed.stderr);
+    assert!(
+        (0..=2).contains(&killed.code),
+        "{}\n{}",
+        killed.stdout,
+        killed.stderr
+    );
     assert_eq!(killed.stale_writes(), 0, "{}", killed.stdout);
     let stops: Vec<_> = killed
         .history()
