@@ -6,15 +6,24 @@ use clap::Args;
 
 use super::{FaultFlags, RunKnobs};
 
+/// `--locks`' help, with the default comparison's locks.
+pub fn locks_help() -> String {
+    format!(
+        "Locks, comma-separated: a lock's name, `exec:<service>:<command>`, or the short name \
+         the matrix file gives one of its locks [default: {}]",
+        crate::locks::default_comparison()
+    )
+}
+
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// A matrix file (`lockpick.toml`): locks, nemeses, fencing modes, knobs and the expected
     /// outcome of each cell. Flags given here override the file's.
     #[arg(long)]
     pub matrix: Option<PathBuf>,
-    /// Locks, comma-separated: a lock's name, `exec:<service>:<command>`, or the short name
-    /// the matrix file gives one of its locks [default: redis,redis-sentinel,redlock,etcd,zookeeper].
-    #[arg(long)]
+    // Locks, comma-separated: its help (`locks_help`) names the default ones as the lock
+    // catalogue says, so that a lock joining the default comparison changes nothing here.
+    #[arg(long, help = locks_help())]
     pub locks: Option<String>,
     /// Nemeses, comma-separated; join several in one cell with `+` (`pause-holder+kill-node`)
     /// [default: none,pause-holder,kill-leader,pause-leader,partition-leader].
@@ -122,6 +131,14 @@ impl CellKnobs {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_help_promises_the_default_comparison_of_the_lock_catalogue() {
+        let help = super::locks_help();
+        let default = crate::locks::default_comparison();
+        assert!(help.ends_with(&format!("[default: {default}]")), "{help}");
+        assert!(default.starts_with("redis,"), "{default}");
+    }
+
     use super::{CellKnobs, FaultFlags, RunKnobs};
 
     #[test]

@@ -45,6 +45,17 @@ pub fn default_name() -> &'static str {
     LOCKS[0].name()
 }
 
+/// The locks `compare` runs when nothing names them: those whose entry asks for it
+/// (`in_default_comparison`), comma-separated.
+pub fn default_comparison() -> String {
+    let names: Vec<&str> = LOCKS
+        .iter()
+        .filter(|lock| lock.in_default_comparison())
+        .map(|lock| lock.name())
+        .collect();
+    names.join(",")
+}
+
 /// Finds a lock by its name: a built-in one, or `exec:<service>:<command>` (see [`exec`]).
 pub fn find(name: &str) -> Option<&'static dyn Lock> {
     if name.starts_with(exec::PREFIX) {
