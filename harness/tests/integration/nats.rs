@@ -5,7 +5,7 @@
 //!
 //! Measured (README, "NATS JetStream KV"): 2.9.10's clustered compare-and-set acknowledges two
 //! creates made over one revision at once (`workloads/examples/nats_cas_race.rs`: about one
-//! round in two with three replicas, none with one), so even without faults two clients are
+//! round in two with three replicas, none with one; nats-server's issue #4320), so even without faults two clients are
 //! granted the key together. The tests hold the service to that: such an overlap is a grant
 //! under a live lease, and the token (each grant its own revision) still fences it.
 //!
