@@ -1,7 +1,8 @@
 //! The `nats-kv` lock on a real three-server NATS JetStream cluster (Debian's nats-server 2.9.10,
 //! a KV bucket of three replicas, `max_age` the lease): a frozen holder outlives its key and the
-//! revision fences it; a killed client's key ages out; a cut-off holder and a killed server are
-//! fenced; and a run killed with SIGKILL leaves servers that `lockpick clean` removes.
+//! revision fences it; a killed client's key ages out; a cut-off holder, a killed server and a
+//! server clock jumped ahead are fenced; and `lockpick clean` removes what a run killed with
+//! SIGKILL left.
 //!
 //! Measured (README, "NATS JetStream KV"): 2.9.10's clustered compare-and-set acknowledges two
 //! creates made over one revision at once (`workloads/examples/nats_cas_race.rs`: about one
@@ -131,6 +132,22 @@ fn a_cut_off_holder_and_a_killed_server_are_fenced() {
     // Few: once a kill reaches the stream's leader, no new one is elected within the run.
     assert!(killed.holds() >= 1, "{}", killed.stdout);
     assert_nothing_left(&killed);
+}
+
+#[test]
+fn a_servers_clock_is_moved_through_its_vdso_and_read_back() {
+    let r = run_line(
+        "--lock nats-kv --nemesis clock-forward --work 500ms --time-limit 10s --fencing on \
+         --seed 3",
+    );
+    assert!((0..=1).contains(&r.code), "{}\n{}", r.stdout, r.stderr);
+    let jumps = fault_starts(&r, "clock-forward");
+    assert!(
+        jumps.iter().any(|j| j["value"]["effective"] == true),
+        "no jump read back from the monitoring port's Date header: {jumps:?}"
+    );
+    assert_eq!(r.stale_writes(), 0, "{}", r.stdout);
+    assert_nothing_left(&r);
 }
 
 #[test]
