@@ -187,3 +187,29 @@ fn clean_removes_the_servers_of_a_run_killed_with_sigkill() {
         .collect();
     assert!(servers.is_empty(), "servers of {prefix} left: {servers:?}");
 }
+
+#[test]
+fn in_containers_the_cluster_is_paused_and_fenced_as_in_namespaces() {
+    // Docker's runtime: three lockpick/nats containers (docker/nats), the servers started inside
+    // them by lockpick; the frozen holder's key ages out and the fence turns its writes away.
+    let engine = common::engine::Engine::with_images(&[("bookworm", &["node", "nats"])]);
+    let store = tempfile::tempdir().unwrap();
+    let r = engine.run(
+        store.path(),
+        "--lock nats-kv --nemesis pause-holder --fencing on --time-limit 8s --ttl 1s \
+         --pause 2500ms --fault-interval 500ms --seed 3",
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        causes(&r).iter().any(|c| c == "outlived-lease"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.stale_writes(), 0, "{}", r.stdout);
+    let setup = &r.history()[0];
+    assert_eq!(
+        setup["value"]["server_versions"]["nats"].as_str(),
+        Some("2.9.10"),
+        "{setup}"
+    );
+}
