@@ -66,6 +66,19 @@ impl NatsKvSession {
         })
     }
 
+    /// Makes the bucket on the servers at `endpoints` (or finds it made with the same lease):
+    /// the service does it at its start, so that the bucket's stream has a leader before any
+    /// client (and a leader nemesis) asks for one.
+    pub fn make_bucket(
+        endpoints: &[String],
+        max_age: Duration,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let mut session =
+            NatsKvSession::new(endpoints, max_age, timeout).map_err(|e| e.to_string())?;
+        session.bucket().map(|_| ())
+    }
+
     /// Publishes `value` on `key` if the key's last revision is `expected` (0: the key has no
     /// message), as a delete marker if `delete`. `Ok(revision)` when applied; `Fail` when it
     /// certainly was not (the revision differed, the server refused, nothing was sent).
@@ -209,8 +222,9 @@ pub fn stream_config(max_age: Duration) -> serde_json::Value {
     })
 }
 
-/// Connects (reconnecting quickly after a partition heals) and makes the bucket's stream, if no
-/// client has yet: JetStream answers a creation with the same configuration as a success.
+/// Connects (reconnecting quickly after a partition heals) and makes the bucket's stream, if the
+/// service has not (an exec program's servers): JetStream answers a creation with the same
+/// configuration as a success.
 async fn open_bucket(
     servers: Vec<String>,
     timeout: Duration,

@@ -3,18 +3,23 @@
 //!
 //! Each server listens for clients on 4222, for its peers on 6222 (every server routes to every
 //! other) and answers HTTP monitoring on 8222: readiness (`/jsz` names a metadata leader of a
-//! three-server cluster) and the clock read-back (the `Date` header) go through it. The bucket
-//! itself is made by the first client, since its `max_age` is the run's TTL.
+//! three-server cluster), the clock read-back (the `Date` header) and the leader the leader
+//! nemeses aim at (the bucket's stream's, as `/jsz` names it) go through it. The bucket is made
+//! at the start, its `max_age` the run's TTL, and the start returns once its stream has a
+//! leader: before that no grant can be made and no leader fault aimed.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
+use lockpick_workloads::nats_kv_session::{NatsKvSession, BUCKET};
 
 use super::ServiceSetup;
-use super::{program_output, Launch, LockService, Requirement, ServerBinForm, ServiceEntry};
+use super::{
+    program_output, Launch, Leadership, LockService, Requirement, ServerBinForm, ServiceEntry,
+};
 use crate::runtime::{Node, Runtime};
 use crate::service::support::Support;
 
@@ -33,10 +38,9 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     // with it the age each server removes a key's message at.
     server_clock: Support::Yes,
     clock_mover: super::entry::ClockMover::Vdso,
-    leader: Support::No(
-        "JetStream's monitoring names each stream's leader but no term to tell a moved \
-         leadership from a kept one; lockpick does not aim at it yet",
-    ),
+    // The leader aimed at is the bucket's stream's (the one that orders its writes), as the
+    // servers' monitoring names it; JetStream gives no term, so the records carry none.
+    leader: Support::Yes,
     persistence: Support::No(
         "JetStream writes every message to its replicas' stores before it acknowledges it, \
          whatever the knob says",
@@ -120,6 +124,20 @@ impl LockService for NatsService {
                 meta_leader_known(monitor, servers)
             })?;
         }
+        let (endpoints, ttl) = (self.endpoints.clone(), setup.ttl);
+        let first = setup.nodes.first().context("no node for the servers")?;
+        let log = setup.logs.join(format!("nats-{}.log", first.name));
+        setup.wait_for("the bucket", first, &log, move || {
+            NatsKvSession::make_bucket(&endpoints, ttl, Duration::from_secs(2))
+                .map_err(anyhow::Error::msg)
+        })?;
+        for node in setup.nodes {
+            let log = setup.logs.join(format!("nats-{}.log", node.name));
+            let monitor = SocketAddr::from((node.ip, MONITOR_PORT));
+            setup.wait_for("the bucket's stream leader", node, &log, move || {
+                stream_leader(monitor).map(|_| ())
+            })?;
+        }
         Ok(())
     }
 
@@ -136,6 +154,57 @@ impl LockService for NatsService {
 
     fn clock_resolution_ms(&self) -> i64 {
         super::http_date::RESOLUTION_MS
+    }
+
+    /// The leader of the bucket's stream as most of the answering servers name it in their
+    /// `/jsz` (each asked inside its node); `None` before a client has made the bucket, during
+    /// an election, or when they disagree. JetStream reports no term.
+    fn leader(&self, runtime: &dyn Runtime, servers: &[Node]) -> Option<Leadership> {
+        let named: Vec<String> = servers
+            .iter()
+            .filter_map(|node| {
+                let monitor = SocketAddr::from((node.ip, MONITOR_PORT));
+                let (sender, answer) = std::sync::mpsc::channel();
+                let asked = runtime.probe(
+                    node,
+                    Box::new(move || {
+                        let _ = sender.send(stream_leader(monitor)?);
+                        Ok(())
+                    }),
+                );
+                asked.ok().and_then(|()| answer.try_recv().ok())
+            })
+            .collect();
+        let node = most_named(&named)?;
+        Some(Leadership { node, term: None })
+    }
+}
+
+/// The name most of `named` give, if more than half of them give it.
+fn most_named(named: &[String]) -> Option<String> {
+    named
+        .iter()
+        .find(|name| named.iter().filter(|n| n == name).count() * 2 > named.len())
+        .cloned()
+}
+
+/// The leader of the bucket's stream, as the server answering `/jsz` at `monitor` names it.
+fn stream_leader(monitor: SocketAddr) -> Result<String> {
+    let body = get_body(monitor, "/jsz?accounts=true&streams=true")?;
+    let jsz: serde_json::Value = serde_json::from_str(&body)?;
+    let stream = format!("KV_{BUCKET}");
+    let leader = jsz["account_details"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|account| account["stream_detail"].as_array())
+        .flatten()
+        .find(|detail| detail["name"] == stream.as_str())
+        .and_then(|detail| detail["cluster"]["leader"].as_str())
+        .filter(|leader| !leader.is_empty());
+    match leader {
+        Some(leader) => Ok(leader.to_string()),
+        None => bail!("{monitor} names no leader of {stream}"),
     }
 }
 
@@ -168,5 +237,19 @@ fn get_body(address: SocketAddr, path: &str) -> Result<String> {
             Ok(body.to_string())
         }
         _ => bail!("{address}{path} did not answer 200"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::most_named;
+
+    #[test]
+    fn the_leader_is_the_one_most_servers_name() {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(most_named(&names(&["n2", "n2", "n1"])), Some("n2".into()));
+        assert_eq!(most_named(&names(&["n2", "n1"])), None);
+        assert_eq!(most_named(&names(&["n3"])), Some("n3".into()));
+        assert_eq!(most_named(&[]), None);
     }
 }

@@ -213,3 +213,32 @@ fn in_containers_the_cluster_is_paused_and_fenced_as_in_namespaces() {
         "{setup}"
     );
 }
+
+#[test]
+fn a_killed_stream_leader_is_found_by_the_servers_own_word_and_the_revision_fences() {
+    // The bucket is made at the service's start, so its stream has a leader before the fault
+    // opens; JetStream counts no terms, so the records carry none.
+    let r = run_line("--lock nats-kv --nemesis kill-leader --fencing on --time-limit 10s --seed 1");
+    assert!((0..=1).contains(&r.code), "{}\n{}", r.stdout, r.stderr);
+    let kills = fault_starts(&r, "kill");
+    let aimed: Vec<_> = r
+        .history()
+        .into_iter()
+        .filter(|op| op["process"] == "nemesis" && op["f"] == "start")
+        .filter(|op| op["value"]["leader"]["node"].is_string())
+        .collect();
+    assert!(
+        !aimed.is_empty(),
+        "no fault found a leader: {kills:?}\n{}",
+        r.stdout
+    );
+    for start in &aimed {
+        assert!(start["value"]["leader"]["term"].is_null(), "{start}");
+        assert_eq!(
+            start["value"]["targets"][0], start["value"]["leader"]["node"],
+            "{start}"
+        );
+    }
+    assert_eq!(r.stale_writes(), 0, "{}", r.stdout);
+    assert_nothing_left(&r);
+}
