@@ -64,9 +64,8 @@ impl Lock for NatsKv {
         true
     }
 
-    // Start-up: the default second. `lockpick bench startup` measured 0.28 s until the three
-    // servers name a metadata leader; the first client's bucket has its stream leader ~0.6 s
-    // later.
+    // Start-up: the default second. `lockpick bench startup` measured 1.07 s until the three
+    // servers are up and the bucket's stream has a leader (0.28 s for the servers alone).
 
     /// Every server removes the key's message `max_age` after its last write, on a timer.
     fn lease_silence(&self, ttl: Duration) -> Option<Duration> {
