@@ -22,6 +22,8 @@ pub mod lease;
 pub mod lock_client;
 pub mod mariadb_lock;
 pub mod mariadb_session;
+pub mod nats_kv_lock;
+pub mod nats_kv_session;
 pub mod postgres_lock;
 pub mod postgres_session;
 pub mod recorder;

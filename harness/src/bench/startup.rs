@@ -86,6 +86,8 @@ fn start_once(lock: &dyn Lock, logs: &std::path::Path) -> Result<Duration> {
         launches: &mut std::collections::BTreeMap::new(),
         server_bin: None,
         persistence: Default::default(),
+        // The run's default lease.
+        ttl: Duration::from_secs(1),
     })?;
     let elapsed = started.elapsed();
     children.stop_all(Duration::from_secs(3));

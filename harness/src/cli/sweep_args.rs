@@ -17,8 +17,8 @@ pub struct SweepArgs {
     /// How many evenly spaced points a `FROM..TO` range holds [default: 5].
     #[arg(long)]
     pub points: Option<usize>,
-    /// Locks, comma-separated [default: redis].
-    #[arg(long, default_value = "redis")]
+    /// Locks, comma-separated (by default, the first lock of the catalogue, as `run --lock`).
+    #[arg(long, default_value = crate::locks::default_name())]
     pub locks: String,
     /// The nemesis of every run; join several with `+` [default: pause-holder].
     #[arg(long, default_value = "pause-holder")]

@@ -11,15 +11,10 @@ pub(super) fn lock_values() -> LockValues {
 
 /// `compare --locks`'s help, its default the locks whose catalogue entries ask for it.
 pub(super) fn compare_locks_help() -> String {
-    let defaults: Vec<&str> = crate::locks::LOCKS
-        .iter()
-        .filter(|lock| lock.in_default_comparison())
-        .map(|lock| lock.name())
-        .collect();
     format!(
         "Locks, comma-separated: a lock's name, `exec:<service>:<command>`, or the short name \
          the matrix file gives one of its locks [default: {}]",
-        defaults.join(",")
+        crate::locks::default_comparison()
     )
 }
 

@@ -10,6 +10,7 @@
 mod etcd;
 pub mod exec;
 mod mariadb;
+mod nats_kv;
 mod postgres_advisory;
 mod postgres_lease;
 mod redis;
@@ -38,11 +39,23 @@ pub static LOCKS: &[&dyn Lock] = &[
     &postgres_advisory::PostgresAdvisory,
     &postgres_lease::PostgresLease,
     &mariadb::Mariadb,
+    &nats_kv::NatsKv,
 ];
 
 /// The lock `--lock` takes when none is named: the first of [`LOCKS`].
 pub fn default_name() -> &'static str {
     LOCKS[0].name()
+}
+
+/// The locks `compare` runs when nothing names them: those whose entry asks for it
+/// (`in_default_comparison`), comma-separated.
+pub fn default_comparison() -> String {
+    let names: Vec<&str> = LOCKS
+        .iter()
+        .filter(|lock| lock.in_default_comparison())
+        .map(|lock| lock.name())
+        .collect();
+    names.join(",")
 }
 
 /// Finds a lock by its name: a built-in one, or `exec:<service>:<command>` (see [`exec`]).

@@ -51,9 +51,10 @@ impl Fault for OnLeader {
 }
 
 /// Leadership moved when another node leads, or the same one in a later term (it lost and
-/// won again).
+/// won again; only a service that counts its terms can tell that).
 fn moved(before: &Leadership, after: &Leadership) -> bool {
-    after.node != before.node || after.term > before.term
+    let later = matches!((before.term, after.term), (Some(b), Some(a)) if a > b);
+    after.node != before.node || later
 }
 
 /// A leadership as the history records it (the checkers' own `Leader`, which reads it back):
@@ -63,7 +64,7 @@ fn described(ctx: &Context, leadership: &Leadership) -> Option<Leader> {
     Some(Leader {
         node: leadership.node.clone(),
         address: ctx.cluster.endpoint(&leadership.node)?.to_string(),
-        term: Some(leadership.term),
+        term: leadership.term,
     })
 }
 
@@ -74,7 +75,7 @@ mod tests {
     fn led(node: &str, term: u64) -> Leadership {
         Leadership {
             node: node.to_string(),
-            term,
+            term: Some(term),
         }
     }
 
@@ -83,5 +84,11 @@ mod tests {
         assert!(moved(&led("n1", 2), &led("n2", 2)));
         assert!(moved(&led("n1", 2), &led("n1", 3)));
         assert!(!moved(&led("n1", 2), &led("n1", 2)));
+        let untold = |node: &str| Leadership {
+            node: node.to_string(),
+            term: None,
+        };
+        assert!(moved(&untold("n1"), &untold("n2")));
+        assert!(!moved(&untold("n1"), &untold("n1")));
     }
 }

@@ -115,7 +115,7 @@ pub fn protocol_check(args: &ProtocolCheckArgs, interrupt: &AtomicBool) -> Resul
         ));
     }
     crate::run::require_programs(config.service.service().requirements())?;
-    let testbed = testbed::Testbed::start(config.service, 2)?;
+    let testbed = testbed::Testbed::start(config.service, 2, config.ttl)?;
     crate::tell!(
         "lockpick protocol-check: `{}` against {} ({} at {}), TTL {} ms, op timeout {} ms (run \
          {})",

@@ -37,9 +37,9 @@ pub struct Testbed {
 }
 
 impl Testbed {
-    /// Starts `lock`'s servers on nodes of their own, with `clients` client nodes beside them,
-    /// and returns once every server answers.
-    pub fn start(lock: &dyn Lock, clients: usize) -> Result<Testbed> {
+    /// Starts `lock`'s servers on nodes of their own, with `clients` client nodes beside them
+    /// and leases of `ttl` where the servers hold it, and returns once every server answers.
+    pub fn start(lock: &dyn Lock, clients: usize, ttl: std::time::Duration) -> Result<Testbed> {
         let prefix = RunPrefix::claim()?;
         crate::run_prefix::record_made(&prefix.name, "scratch")?;
         let scratch = Scratch::create(&prefix.name)?;
@@ -72,6 +72,7 @@ impl Testbed {
             launches: &mut BTreeMap::new(),
             server_bin: None,
             persistence: Default::default(),
+            ttl,
         })?;
         Ok(Testbed {
             children,

@@ -60,6 +60,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
             launches: &mut launches,
             server_bin,
             persistence: config.persistence.unwrap_or_default(),
+            ttl: config.ttl,
         },
     )?;
     let schedule = match &config.schedule {

@@ -19,6 +19,7 @@ pub static SERVICES: &[&ServiceEntry] = &[
     &super::zookeeper::SERVICE,
     &super::postgres::SERVICE,
     &super::mariadb::SERVICE,
+    &super::nats::SERVICE,
 ];
 
 pub fn find(name: &str) -> Option<&'static ServiceEntry> {

@@ -166,7 +166,7 @@ impl LockService for EtcdService {
                 let status = asked.ok().and_then(|()| answer.try_recv().ok())?;
                 status.leads().then(|| Leadership {
                     node: node.name.clone(),
-                    term: status.raft_term,
+                    term: Some(status.raft_term),
                 })
             })
             .max_by_key(|leadership| leadership.term)

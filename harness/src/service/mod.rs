@@ -5,6 +5,7 @@ pub mod entry;
 pub mod etcd;
 pub mod http_date;
 pub mod mariadb;
+pub mod nats;
 pub mod persistence;
 pub mod postgres;
 pub mod redis;
@@ -113,8 +114,10 @@ pub struct Leadership {
     /// The node whose server leads.
     pub node: String,
     /// The service's own count of leaderships (etcd's raft term, ZooKeeper's epoch, the
-    /// Sentinels' config epoch): a larger one later means leadership moved.
-    pub term: u64,
+    /// Sentinels' config epoch): a larger one later means leadership moved. `None` for a
+    /// service that names its leader but gives no such count (JetStream's monitoring): then
+    /// only another node leading tells a move.
+    pub term: Option<u64>,
 }
 
 /// How to start one server, kept so a nemesis can restart it after killing it.
@@ -247,6 +250,9 @@ pub struct ServiceSetup<'a> {
     pub server_bin: Option<&'a Path>,
     /// `--persistence`: what a redis-server keeps on disk (services whose entry supports it).
     pub persistence: persistence::Persistence,
+    /// The run's lease (`--ttl`), for a service whose lease lives in its own configuration (a
+    /// KV bucket's `max_age`), made at its start.
+    pub ttl: Duration,
 }
 
 impl ServiceSetup<'_> {

@@ -212,7 +212,7 @@ impl LockService for SentinelService {
         let node = servers.iter().find(|n| n.ip.to_string() == ip)?;
         Some(Leadership {
             node: node.name.clone(),
-            term,
+            term: Some(term),
         })
     }
 

@@ -268,7 +268,7 @@ impl LockService for ZookeeperService {
                 let term = leader_epoch(&text)?;
                 Some(Leadership {
                     node: node.name.clone(),
-                    term,
+                    term: Some(term),
                 })
             })
             .max_by_key(|leadership| leadership.term)

@@ -37,6 +37,7 @@ mod lifecycle;
 mod liveness;
 mod lockpick_image;
 mod mariadb;
+mod nats;
 mod nemeses;
 mod postgres;
 mod protocol_check;

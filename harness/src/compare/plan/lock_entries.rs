@@ -27,12 +27,7 @@ pub fn from_file(key: &str, file: &[LockEntry], default: &str) -> Result<Vec<Loc
 
 /// The locks a comparison runs when nothing names them: those whose entry asks for it.
 pub fn default_locks() -> String {
-    let names: Vec<&str> = locks::LOCKS
-        .iter()
-        .filter(|lock| lock.in_default_comparison())
-        .map(|lock| lock.name())
-        .collect();
-    names.join(",")
+    locks::default_comparison()
 }
 
 /// `--locks`: each item the label of one of the file's locks (so a CI job can run the cell of
@@ -171,10 +166,10 @@ mod tests {
 
     #[test]
     fn the_default_comparison_is_the_locks_whose_entries_ask_for_it() {
-        // What `compare --help` promises: the four locks of distinct designs.
+        // What `compare --help` promises (`values::compare_locks_help`).
         assert_eq!(
             default_locks(),
-            "redis,redis-sentinel,redlock,etcd,zookeeper,mariadb"
+            "redis,redis-sentinel,redlock,etcd,zookeeper,mariadb,nats-kv"
         );
     }
 }
