@@ -4,11 +4,10 @@
 //! the checkers themselves only ever see a consistent model.
 
 mod builder;
+mod hold_index;
 pub mod release_fail;
 pub mod server_lease;
 mod values;
-
-use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -197,7 +196,7 @@ pub struct Model {
     pub first_foreign: Option<String>,
     /// Index into `holds` by acquisition.
     #[serde(skip)]
-    pub(crate) hold_index: HashMap<String, usize>,
+    pub(crate) hold_index: hold_index::HoldIndex,
 }
 
 /// An acquire attempt that did not end in a known grant: refused, or of unknown outcome.
@@ -237,8 +236,8 @@ pub struct FinalState {
 
 impl Model {
     pub fn hold(&self, acquisition: &str) -> Option<&Hold> {
-        match self.hold_index.get(acquisition) {
-            Some(&i) => self.holds.get(i),
+        match self.hold_index.get(acquisition, &self.holds) {
+            Some(i) => self.holds.get(i),
             // A model assembled by hand, not by `build`, has no index.
             None if self.hold_index.is_empty() => {
                 self.holds.iter().find(|h| h.acquisition == acquisition)

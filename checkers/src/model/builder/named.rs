@@ -70,6 +70,13 @@ impl Builder {
                 };
                 let v: AccessValue = parse(op)?;
                 in_range(line, "seq", v.seq)?;
+                let known = (self.last_access_hold)
+                    .filter(|&i| model.holds[i].acquisition == v.acquisition)
+                    .or_else(|| model.hold_index.get(&v.acquisition, &model.holds));
+                match known {
+                    Some(i) => self.last_access_hold = Some(i),
+                    None => self.unresolved_accesses.push(model.accesses.len()),
+                }
                 model.accesses.push(Access {
                     seq: v.seq,
                     index: op.index,
