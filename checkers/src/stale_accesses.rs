@@ -52,14 +52,19 @@ pub fn check(model: &Model) -> StaleAccesses {
     let mut violations = Vec::new();
     let mut rejected = 0;
 
+    // The holder of the access before: a holder reads, then writes, so the next access most
+    // often names it too and is found without a lookup.
+    let mut previous: Option<&Hold> = None;
     for access in &model.accesses {
         if !access.accepted {
             rejected += 1;
             continue;
         }
-        let Some(holder) = model.hold(&access.acquisition) else {
+        let same = previous.filter(|h| h.acquisition == access.acquisition);
+        let Some(holder) = same.or_else(|| model.hold(&access.acquisition)) else {
             continue; // the model guarantees this cannot happen
         };
+        previous = Some(holder);
         let witness = [newest_by_token, newest_by_time]
             .into_iter()
             .flatten()

@@ -211,7 +211,12 @@ fn client_op(
                 }
             }
             F::Release => {
-                let Some(i) = model.hold_index.get(&value.acquisition, &model.holds) else {
+                // Most often the hold the client believes it has, found without a lookup.
+                let held = client
+                    .holding
+                    .filter(|&i| model.holds[i].acquisition == value.acquisition);
+                let found = held.or_else(|| model.hold_index.get(&value.acquisition, &model.holds));
+                let Some(i) = found else {
                     return Err(Malformed::at(
                         line,
                         format!(

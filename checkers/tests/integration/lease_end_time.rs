@@ -83,15 +83,12 @@ proptest! {
         silence in prop::option::of(0..3u64),
         later_grant in prop::option::of(small()),
     ) {
-        let hold = Hold {
-            acquisition: "0.1".to_string(),
-            process: 0,
-            start,
-            lease,
-            server_lease: server,
-            contradiction: contradicted,
-            ..Hold::default()
-        };
+        let mut hold = Hold::default();
+        hold.acquisition = "0.1".to_string();
+        hold.start = start;
+        hold.lease = lease;
+        hold.server_lease = server;
+        hold.contradiction = contradicted;
         let mut model = Model::default();
         model.setup = Some(Setup { lease_silence_ms: silence, ..Setup::default() });
         model.faults = faults;
