@@ -246,6 +246,25 @@ impl Model {
         }
     }
 
+    /// The index in `holds` of the hold of `acquisition`, trying `near` and the one after it
+    /// first: a sweep in grant order finds its next hold there without a lookup.
+    pub(crate) fn hold_near(&self, acquisition: &str, near: usize) -> Option<usize> {
+        if self.hold_index.is_empty() {
+            // A model assembled by hand, not by `build`: no index, and maybe not one hold per
+            // acquisition; the first is the one, as in `hold`.
+            return self.holds.iter().position(|h| h.acquisition == acquisition);
+        }
+        let named = |i: usize| {
+            self.holds
+                .get(i)
+                .is_some_and(|h| h.acquisition == acquisition)
+        };
+        [near, near + 1]
+            .into_iter()
+            .find(|&i| named(i))
+            .or_else(|| self.hold_index.get(acquisition, &self.holds))
+    }
+
     /// Whose word the lease bounds in the history are: a client program's (`exec:` locks) is a
     /// claim lockpick cannot see behind; lockpick's own clients derive theirs from the server's
     /// answers as `checkers/HISTORY.md` says.
