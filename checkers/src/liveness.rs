@@ -93,9 +93,17 @@ pub fn check(model: &Model) -> Liveness {
     let excused = excused_spans(model, grace_ms * MS);
 
     let mut holds: Vec<&Hold> = model.holds.iter().collect();
-    holds.sort_by_key(|h| h.start);
+    // Sorted only when out of order: a history's holds mostly come in order, and a sort
+    // takes a scratch copy as large as the list.
+    if !holds.is_sorted_by_key(|h| h.start) {
+        holds.sort_by_key(|h| h.start);
+    }
     let mut refused: Vec<&AcquireAttempt> = model.failed_acquires.iter().collect();
-    refused.sort_by_key(|f| f.completed);
+    // Sorted only when out of order: a history's holds mostly come in order, and a sort
+    // takes a scratch copy as large as the list.
+    if !refused.is_sorted_by_key(|f| f.completed) {
+        refused.sort_by_key(|f| f.completed);
+    }
     let mut refused = refused.into_iter().peekable();
     let mut jams = Vec::new();
     let mut unproven = None;

@@ -1,10 +1,10 @@
-//! The model's index of its holds by acquisition. Keyed by a keyed hash of the acquisition
-//! rather than by a copy of its text: one entry is two words and no allocation, where a
-//! `String` key cost each hold a second copy of its acquisition (a heap block of its own) and a
-//! map entry twice the size, at every size of history. A hit is confirmed against the hold's
-//! own text; two acquisitions whose hashes meet (never by chance in practice, and the key is
-//! random per index, so a history cannot aim at it) are kept by text in a map of their own, so
-//! the index answers exactly as a map by text would.
+//! The model's index of its holds by acquisition. Keyed by 32 bits of a keyed hash of the
+//! acquisition rather than by a copy of its text: an entry is 8 bytes and no allocation, where
+//! a `String` key cost each hold a second copy of its acquisition (a heap block of its own) and
+//! an entry four times the size, at every size of history. A hit is confirmed against the
+//! hold's own text; an acquisition whose hash an earlier one has (a few in a million holds; the
+//! key is random per index, so a history cannot aim at it) is kept by text in a map of its
+//! own, so the index answers exactly as a map by text would.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -17,7 +17,7 @@ pub(crate) struct HoldIndex {
     /// The random key the acquisitions are hashed with.
     keys: RandomState,
     /// The first hold of each hash.
-    by_hash: HashMap<u64, usize, BuildHasherDefault<AlreadyHashed>>,
+    by_hash: HashMap<u32, u32, BuildHasherDefault<AlreadyHashed>>,
     /// Holds whose acquisition's hash an earlier one had, by text.
     collided: HashMap<String, usize>,
 }
@@ -25,9 +25,8 @@ pub(crate) struct HoldIndex {
 impl HoldIndex {
     /// Where the hold of `acquisition` is in `holds` (the holds this index was built over).
     pub(crate) fn get(&self, acquisition: &str, holds: &[Hold]) -> Option<usize> {
-        let hash = self.keys.hash_one(acquisition);
-        match self.by_hash.get(&hash) {
-            Some(&i) if holds[i].acquisition == acquisition => Some(i),
+        match self.by_hash.get(&self.hash(acquisition)) {
+            Some(&i) if holds[i as usize].acquisition == acquisition => Some(i as usize),
             _ if self.collided.is_empty() => None,
             _ => self.collided.get(acquisition).copied(),
         }
@@ -36,14 +35,19 @@ impl HoldIndex {
     /// Indexes hold `i`, of `acquisition`, unless `holds` (the holds the index was built
     /// over) has one of it already; false then, and nothing changes.
     pub(crate) fn insert(&mut self, acquisition: &str, i: usize, holds: &[Hold]) -> bool {
-        let hash = self.keys.hash_one(acquisition);
-        match self.by_hash.entry(hash) {
-            Entry::Vacant(entry) => {
+        let hash = self.hash(acquisition);
+        match (self.by_hash.entry(hash), u32::try_from(i)) {
+            (Entry::Vacant(entry), Ok(i)) => {
                 entry.insert(i);
                 true
             }
-            Entry::Occupied(entry) if holds[*entry.get()].acquisition == acquisition => false,
-            Entry::Occupied(_) => match self.collided.entry(acquisition.to_string()) {
+            (Entry::Occupied(entry), _)
+                if holds[*entry.get() as usize].acquisition == acquisition =>
+            {
+                false
+            }
+            // A hash taken by another acquisition (or a position past 2^32, never in memory).
+            _ => match self.collided.entry(acquisition.to_string()) {
                 Entry::Vacant(entry) => {
                     entry.insert(i);
                     true
@@ -55,6 +59,11 @@ impl HoldIndex {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.by_hash.is_empty()
+    }
+
+    /// The low 32 bits of the acquisition's keyed hash.
+    fn hash(&self, acquisition: &str) -> u32 {
+        self.keys.hash_one(acquisition) as u32
     }
 
     fn len(&self) -> usize {
@@ -70,7 +79,8 @@ impl PartialEq for HoldIndex {
     }
 }
 
-/// The hasher of keys that are already keyed hashes: it passes the key through.
+/// The hasher of keys that are already keyed hashes: it spreads the 32 bits over 64 (the map
+/// places by the low bits and tells entries apart by the top ones), one to one.
 #[derive(Default)]
 pub(crate) struct AlreadyHashed(u64);
 
@@ -80,14 +90,14 @@ impl Hasher for AlreadyHashed {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        // Only u64 keys are hashed with it; any other input is folded in, never dropped.
+        // Only u32 keys are hashed with it; any other input is folded in, never dropped.
         for &b in bytes {
             self.0 = self.0.rotate_left(8) ^ u64::from(b);
         }
     }
 
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
 
@@ -121,7 +131,7 @@ mod tests {
         let holds = vec![hold("a"), hold("b")];
         let mut index = HoldIndex::default();
         assert!(index.insert("a", 0, &holds));
-        index.by_hash.insert(index.keys.hash_one("b"), 0);
+        index.by_hash.insert(index.hash("b"), 0);
         assert!(index.insert("b", 1, &holds));
         assert!(!index.insert("b", 2, &holds));
         assert_eq!(index.collided.len(), 1);
