@@ -123,7 +123,10 @@ pub fn measure(dir: &Path, sizes: &[(u64, Shape)], repeats: u32) -> Result<Vec<C
         for _ in 0..repeats.max(1) {
             for (parse_only, best) in [(true, &mut parses), (false, &mut checks)] {
                 let run = child(&path, parse_only)?;
-                if best.as_ref().is_none_or(|b| run.0.cpu_seconds < b.0.cpu_seconds) {
+                if best
+                    .as_ref()
+                    .is_none_or(|b| run.0.cpu_seconds < b.0.cpu_seconds)
+                {
                     *best = Some(run);
                 }
             }
