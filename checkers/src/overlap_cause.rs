@@ -115,7 +115,8 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
 }
 
 /// The time of [`lease_ended_by`], without its words: the liveness checker asks it of every
-/// hold, and wants the words only for a jam.
+/// hold, and wants the words only for a jam. A change to one is a change to both (the
+/// integration test `lease_end_time` holds them equal).
 pub fn lease_ended_at(model: &Model, first: &Hold, later_grant: u64) -> Option<u64> {
     let contradicted = first.contradiction.filter(|c| c.server_bounds());
     let recorded = (first.lease)
