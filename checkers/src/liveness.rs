@@ -102,9 +102,17 @@ pub fn check(model: &Model) -> Liveness {
     let excused = excused_spans(model, grace_ms * MS);
 
     let mut holds: Vec<&Hold> = model.holds.iter().collect();
-    holds.sort_by_key(|h| h.start);
+    // Sorted only when out of order: a history's holds mostly come in order, and a sort
+    // takes a scratch copy as large as the list.
+    if !holds.is_sorted_by_key(|h| h.start) {
+        holds.sort_by_key(|h| h.start);
+    }
     let mut refused: Vec<&AcquireAttempt> = model.failed_acquires.iter().collect();
-    refused.sort_by_key(|f| f.completed);
+    // Sorted only when out of order: a history's holds mostly come in order, and a sort
+    // takes a scratch copy as large as the list.
+    if !refused.is_sorted_by_key(|f| f.completed) {
+        refused.sort_by_key(|f| f.completed);
+    }
     let mut refused = refused.into_iter().peekable();
     let mut jams = Vec::new();
     let mut unproven = None;
@@ -113,15 +121,19 @@ pub fn check(model: &Model) -> Liveness {
     // The time from which every hold granted before the current one is certainly gone: each by
     // its own proof, or by the next grant (the service let it go when it granted again).
     let mut earlier_gone: Option<u64> = Some(0);
+    // The refusals of the gap after the current hold, and those of them after it was free:
+    // reused from hold to hold, as the sweep allocates nothing per hold.
+    let (mut in_gap, mut after) = (Vec::new(), Vec::new());
     for (i, hold) in holds.iter().enumerate() {
         let next_grant = holds.get(i + 1).map(|h| h.start);
         // A key the server holds with no expiry is let go by no lease: once its holder let
         // go of it, nobody holds the lock and nothing will free it.
-        let (gone, cause) = match stuck_keys::holder_left_key(hold) {
-            Some((t, how, cause)) => (Some((t, how)), cause),
-            None => (certainly_gone(model, hold), JamCause::LeasesEnded),
+        let stuck = stuck_keys::holder_left_key(hold);
+        let (own, cause) = match &stuck {
+            Some((t, _, cause)) => (Some(*t), cause.clone()),
+            None => (certainly_gone_at(model, hold), JamCause::LeasesEnded),
         };
-        let own = gone.as_ref().map(|(t, _)| (*t).max(hold.end));
+        let own = own.map(|t| t.max(hold.end));
         let free_from = earlier_gone.zip(own).map(|(a, b)| a.max(b));
         // For the next hold, this one is gone by its proof or, at the latest, that next grant.
         let by_next = match (own, next_grant) {
@@ -131,18 +143,21 @@ pub fn check(model: &Model) -> Liveness {
         };
         earlier_gone = earlier_gone.zip(by_next).map(|(a, b)| a.max(b));
         let limit = next_grant.unwrap_or(u64::MAX);
-        let in_gap = refusals_before(&mut refused, limit);
-        let (Some(free_from), Some((_, how))) = (free_from, gone) else {
+        refusals_before(&mut refused, limit, &mut in_gap);
+        let Some(free_from) = free_from else {
             continue;
         };
         if next_grant.is_some_and(|next| next <= free_from) {
             continue;
         }
-        let after: Vec<&AcquireAttempt> = in_gap
-            .into_iter()
-            .filter(|f| f.invoked >= free_from)
-            .collect();
-        let Some(mut jam) = judge((free_from, &how, hold), next_grant, &after, &excused) else {
+        after.clear();
+        after.extend(in_gap.iter().filter(|f| f.invoked >= free_from));
+        // How the hold is known to be gone, in words, only for a jam.
+        let how = || match stuck {
+            Some((_, how, _)) => how,
+            None => certainly_gone(model, hold).map_or_else(String::new, |(_, how)| how),
+        };
+        let Some(mut jam) = judge((free_from, how, hold), next_grant, &after, &excused) else {
             continue;
         };
         jam.cause = cause;
@@ -176,7 +191,7 @@ pub fn check(model: &Model) -> Liveness {
                     .filter(|f| f.invoked >= from)
                     .collect();
                 let nobody = Hold::default();
-                if let Some(mut jam) = judge((from, &how, &nobody), None, &after, &excused) {
+                if let Some(mut jam) = judge((from, || how, &nobody), None, &after, &excused) {
                     jam.cause = cause;
                     refused_at_end = refused_at_end.max(jam.unexcused);
                     sort(
@@ -237,6 +252,13 @@ fn sort(
     }
 }
 
+/// When the lock service had certainly let go of `hold`: the time of [`certainly_gone`],
+/// without its words.
+fn certainly_gone_at(model: &Model, hold: &Hold) -> Option<u64> {
+    let by_lease = overlap_cause::lease_ended_at(model, hold, u64::MAX);
+    [hold.released_ok_at, by_lease].into_iter().flatten().min()
+}
+
 /// When the lock service had certainly let go of `hold`, and how that is known.
 fn certainly_gone(model: &Model, hold: &Hold) -> Option<(u64, String)> {
     let by_release = hold
@@ -250,21 +272,23 @@ fn certainly_gone(model: &Model, hold: &Hold) -> Option<(u64, String)> {
         .map(|(t, how)| (t, format!("client {}'s, {how}", hold.process)))
 }
 
-/// The refused attempts completed before `limit` not taken yet (the holds are swept in grant
-/// order, so each attempt belongs to the gap it completed in).
+/// The refused attempts completed before `limit` not taken yet, into `found` (the holds are
+/// swept in grant order, so each attempt belongs to the gap it completed in).
 fn refusals_before<'a>(
     refused: &mut std::iter::Peekable<impl Iterator<Item = &'a AcquireAttempt>>,
     limit: u64,
-) -> Vec<&'a AcquireAttempt> {
-    let mut found = Vec::new();
+    found: &mut Vec<&'a AcquireAttempt>,
+) {
+    found.clear();
     while let Some(f) = refused.next_if(|f| f.completed < limit) {
         found.push(f);
     }
-    found
 }
 
+/// The jam after `last`, if there is one; `how` gives the words of `free_from`, asked only for
+/// a jam.
 fn judge(
-    (free_from, how, last): (u64, &str, &Hold),
+    (free_from, how, last): (u64, impl FnOnce() -> String, &Hold),
     next_grant: Option<u64>,
     refused: &[&AcquireAttempt],
     excused: &[(u64, u64)],
@@ -288,7 +312,7 @@ fn judge(
     Some(Jam {
         last_holder: last.clone(),
         free_from,
-        free_how: how.to_string(),
+        free_how: how(),
         until,
         next_grant,
         failed_attempts: refused.len(),

@@ -101,13 +101,7 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
         model
             .faults
             .iter()
-            .filter(|w| {
-                w.freezes_alone(first.process)
-                    && w.effective == Some(true)
-                    && w.start >= first.start
-                    && w.start <= later_grant
-                    && w.stop.is_none_or(|stop| stop >= later_grant)
-            })
+            .filter(|w| froze_through(w, first, later_grant))
             .map(|w| {
                 let how = format!(
                     "{target} was frozen from {} and its lease outlives silence by at most {silence} ms",
@@ -121,6 +115,36 @@ pub fn lease_ended_by(model: &Model, first: &Hold, later_grant: u64) -> Option<(
         .into_iter()
         .flatten()
         .min_by_key(|(t, _)| *t)
+}
+
+/// The time of [`lease_ended_by`], without its words: the liveness checker asks it of every
+/// hold, and wants the words only for a jam. A change to one is a change to both (the
+/// integration test `lease_end_time` holds them equal).
+pub fn lease_ended_at(model: &Model, first: &Hold, later_grant: u64) -> Option<u64> {
+    let at = first.lease_at(later_grant);
+    let contradicted = at.contradiction.filter(|c| c.server_bounds());
+    let recorded = (at.lease)
+        .and_then(|l| l.expires_by)
+        .filter(|_| contradicted.is_none());
+    let counted = at.server_lease.and_then(|s| s.ended_by);
+    let silence = model.setup.as_ref().and_then(|s| s.lease_silence_ms);
+    let frozen = silence.and_then(|silence| {
+        (model.faults.iter())
+            .filter(|w| froze_through(w, first, later_grant))
+            .map(|w| w.start + silence * 1_000_000)
+            .min()
+    });
+    [recorded, counted, frozen].into_iter().flatten().min()
+}
+
+/// Whether fault `w` froze `first`'s holder alone, took effect, began within its hold before
+/// `later_grant` and was still on then.
+fn froze_through(w: &crate::model::FaultWindow, first: &Hold, later_grant: u64) -> bool {
+    w.freezes_alone(first.process)
+        && w.effective == Some(true)
+        && w.start >= first.start
+        && w.start <= later_grant
+        && w.stop.is_none_or(|stop| stop >= later_grant)
 }
 
 /// Classifies the overlap of `first` (the earlier holder) with `second`, both held until `to`.

@@ -92,7 +92,11 @@ pub struct OverlappingHolders {
 /// Finds every overlapping pair of holds from different processes.
 pub fn check(model: &Model) -> OverlappingHolders {
     let mut holds: Vec<&Hold> = model.holds.iter().collect();
-    holds.sort_by_key(|h| (h.start, h.end));
+    // Sorted only when out of order: a history's holds mostly come in order, and a sort
+    // takes a scratch copy as large as the list.
+    if !holds.is_sorted_by_key(|h| (h.start, h.end)) {
+        holds.sort_by_key(|h| (h.start, h.end));
+    }
     let mut overlaps = Vec::new();
     // Holds that may still overlap a later one: those not yet ended. In a correct history this
     // stays at one entry, so the sweep is linear.

@@ -63,6 +63,7 @@ pub enum RawOpValue<'a> {
 
 impl<'a> RawOpValue<'a> {
     /// Decodes the value into the shape its operation calls for.
+    #[inline(always)]
     pub fn decode<T: Deserialize<'a>>(self) -> Result<T, serde_json::Error> {
         match self {
             RawOpValue::Text(raw) => serde_json::from_str(raw.get()),

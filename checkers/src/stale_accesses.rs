@@ -52,14 +52,20 @@ pub fn check(model: &Model) -> StaleAccesses {
     let mut violations = Vec::new();
     let mut rejected = 0;
 
+    // Where the holder of the access before is in `model.holds`: a holder reads, then writes,
+    // and the next holder was granted next, so the next access's holder is most often there or
+    // just after it, found without a lookup.
+    let mut previous = 0;
     for access in &model.accesses {
         if !access.accepted {
             rejected += 1;
             continue;
         }
-        let Some(holder) = model.hold(&access.acquisition) else {
+        let Some(at) = model.hold_near(&access.acquisition, previous) else {
             continue; // the model guarantees this cannot happen
         };
+        previous = at;
+        let holder = &model.holds[at];
         let witness = [newest_by_token, newest_by_time]
             .into_iter()
             .flatten()

@@ -68,7 +68,11 @@ pub fn check(model: &Model) -> TokenViolations {
             .iter()
             .filter_map(|h| h.token.map(|t| (t, h)))
             .collect();
-        with_token.sort_by_key(|(t, h)| (*t, h.start));
+        // Sorted only when out of order: a history's holds mostly come in order, and a sort
+        // takes a scratch copy as large as the list.
+        if !with_token.is_sorted_by_key(|(t, h)| (*t, h.start)) {
+            with_token.sort_by_key(|(t, h)| (*t, h.start));
+        }
         for pair in with_token.windows(2) {
             // One client handed its own token again (a library that re-takes the lock with the
             // same session, say, after an unlock whose answer was lost) broke no promise to
@@ -117,9 +121,17 @@ fn violation(breach: TokenBreach, earlier: &Hold, later: &Hold) -> TokenViolatio
 /// O(n log n).
 fn went_backwards(with_token: &[(u64, &Hold)], violations: &mut Vec<TokenViolation>) {
     let mut by_completion: Vec<&(u64, &Hold)> = with_token.iter().collect();
-    by_completion.sort_by_key(|(_, h)| h.start);
+    // Sorted only when out of order: a history's holds mostly come in order, and a sort
+    // takes a scratch copy as large as the list.
+    if !by_completion.is_sorted_by_key(|(_, h)| h.start) {
+        by_completion.sort_by_key(|(_, h)| h.start);
+    }
     let mut by_grant: Vec<&(u64, &Hold)> = with_token.iter().collect();
-    by_grant.sort_by_key(|(_, h)| (h.granted_after, h.start));
+    // Sorted only when out of order: a history's holds mostly come in order, and a sort
+    // takes a scratch copy as large as the list.
+    if !by_grant.is_sorted_by_key(|(_, h)| (h.granted_after, h.start)) {
+        by_grant.sort_by_key(|(_, h)| (h.granted_after, h.start));
+    }
     let mut highest: Option<&(u64, &Hold)> = None;
     let mut next = 0;
     for later in by_grant {

@@ -22,6 +22,8 @@ struct Pending {
     acquisition: String,
     time: u64,
     index: u64,
+    /// The hold an open release names, found at its invoke: its completion names the same.
+    hold: Option<usize>,
 }
 
 impl Default for Pending {
@@ -32,18 +34,33 @@ impl Default for Pending {
             acquisition: String::new(),
             time: 0,
             index: 0,
+            hold: None,
         }
     }
+}
+
+/// What the builder keeps of one client between its lines, in one entry so that each line
+/// looks its client up once.
+#[derive(Default)]
+struct Client {
+    pending: Pending,
+    /// Index into model.holds of the hold the client currently believes it has.
+    holding: Option<usize>,
+    /// Time and index of the client's latest line.
+    last_event: (u64, u64),
 }
 
 /// Takes a history's operations in order and builds its model.
 #[derive(Default)]
 pub struct Builder {
     model: Model,
-    pending: HashMap<u64, Pending>,
-    /// Index into model.holds of the hold each client currently believes it has.
-    holding: HashMap<u64, usize>,
-    last_event: HashMap<u64, (u64, u64)>,
+    clients: HashMap<u64, Client>,
+    /// The hold of the latest access whose acquisition was found: the next access most often
+    /// names it too (a holder reads, then writes), and is then found without a lookup.
+    last_access_hold: Option<usize>,
+    /// Positions in `model.accesses` of accesses whose acquisition no client had been granted
+    /// when they were read (the resource's line came first): `finish` looks them up again.
+    unresolved_accesses: Vec<usize>,
 }
 
 /// Builds the model of a history, or says which line makes that impossible.
@@ -68,8 +85,9 @@ impl Builder {
         self.model.end = self.model.end.max(op.time);
         match &op.process {
             Who::Client(p) => {
-                self.last_event.insert(*p, (op.time, op.index));
-                self.client_op(op, *p)
+                let client = self.clients.entry(*p).or_default();
+                client.last_event = (op.time, op.index);
+                client_op(&mut self.model, client, op, *p)
             }
             Who::Named(name) => self.named_op(op, name),
         }
@@ -79,24 +97,37 @@ impl Builder {
     pub fn finish(self) -> Result<Model, Malformed> {
         let Builder {
             mut model,
-            pending,
-            holding,
-            last_event,
+            clients,
+            unresolved_accesses,
+            ..
         } = self;
-        for (p, i) in holding {
-            let (time, index) = last_event[&p];
-            let hold = &mut model.holds[i];
-            hold.end = time;
-            hold.end_index = index;
+        for client in clients.values() {
+            if let Some(i) = client.holding {
+                let (time, index) = client.last_event;
+                let hold = &mut model.holds[i];
+                hold.end = time;
+                hold.end_index = index;
+            }
         }
-        let mut incomplete: Vec<u64> = pending
+        let mut incomplete: Vec<u64> = clients
             .values()
-            .filter(|op| op.open)
-            .map(|op| op.index)
+            .filter(|client| client.pending.open)
+            .map(|client| client.pending.index)
             .collect();
         incomplete.sort_unstable();
         model.incomplete = incomplete;
-        model.accesses.sort_by_key(|a| a.seq);
+        // Of the accesses read before their grant, the first in the resource's order that
+        // names no grant at all.
+        let ungranted = unresolved_accesses
+            .into_iter()
+            .map(|at| &model.accesses[at])
+            .filter(|a| model.hold_index.get(&a.acquisition, &model.holds).is_none())
+            .min_by_key(|a| a.seq)
+            .map(|a| (a.index, a.acquisition.clone()));
+        // The resource numbers its accesses as it applies them, and they mostly arrive so.
+        if !model.accesses.is_sorted_by_key(|a| a.seq) {
+            model.accesses.sort_by_key(|a| a.seq);
+        }
         if let Some(pair) = model.accesses.windows(2).find(|w| w[0].seq == w[1].seq) {
             return Err(Malformed::at(
                 line_of_index(pair[1].index),
@@ -106,270 +137,282 @@ impl Builder {
                 ),
             ));
         }
-        for access in &model.accesses {
-            if !model.hold_index.contains_key(&access.acquisition) {
-                return Err(Malformed::at(
-                    line_of_index(access.index),
-                    format!(
-                        "the resource saw acquisition {} that no client was granted",
-                        access.acquisition
-                    ),
-                ));
-            }
+        if let Some((index, acquisition)) = ungranted {
+            return Err(Malformed::at(
+                line_of_index(index),
+                format!("the resource saw acquisition {acquisition} that no client was granted"),
+            ));
         }
         Ok(model)
     }
+}
 
-    fn end_hold(&mut self, i: usize, op: &Record<'_>, released: bool) {
-        let hold = &mut self.model.holds[i];
-        hold.end = op.time;
-        hold.end_index = op.index;
-        hold.released |= released;
+fn end_hold(model: &mut Model, i: usize, op: &Record<'_>, released: bool) {
+    let hold = &mut model.holds[i];
+    hold.end = op.time;
+    hold.end_index = op.index;
+    hold.released |= released;
+}
+
+/// A client's line, with its entry (already looked up).
+fn client_op(
+    model: &mut Model,
+    client: &mut Client,
+    op: &Record<'_>,
+    p: u64,
+) -> Result<(), Malformed> {
+    let line = op.line();
+    if op.f == F::Renew {
+        return renew(model, op, p);
     }
-
-    fn client_op(&mut self, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
-        let line = op.line();
-        if op.f == F::Renew {
-            return self.renew(op, p);
-        }
-        if !matches!(op.f, F::Acquire | F::Read | F::Write | F::Release) {
-            return Err(Malformed::at(
-                line,
-                format!("a client cannot perform {:?}", op.f),
-            ));
-        }
-        let value: ClientValue = parse(op)?;
-        if let Some(lease) = &value.lease {
-            lease_in_range(line, lease)?;
-        }
-        in_range(line, "granted_after", value.granted_after.unwrap_or(0))?;
-        if let Some(server) = &value.server_lease {
-            server_lease_in_range(line, server)?;
-        }
-        // A client's operations come one after another, timed on one clock: its times never go
-        // back (its background renewals aside).
-        if let Some(last) = self.pending.get(&p).filter(|last| last.time > op.time) {
+    if !matches!(op.f, F::Acquire | F::Read | F::Write | F::Release) {
+        return Err(Malformed::at(
+            line,
+            format!("a client cannot perform {:?}", op.f),
+        ));
+    }
+    let value: ClientValue = parse(op)?;
+    if let Some(lease) = &value.lease {
+        lease_in_range(line, lease)?;
+    }
+    in_range(line, "granted_after", value.granted_after.unwrap_or(0))?;
+    if let Some(server) = &value.server_lease {
+        server_lease_in_range(line, server)?;
+    }
+    // A client's operations come one after another, timed on one clock: its times never go
+    // back (its background renewals aside).
+    if let Some(last) = Some(&client.pending).filter(|last| last.time > op.time) {
+        return Err(Malformed::at(
+            line,
+            format!(
+                "client {p}'s time goes back: {} ns after {} ns at line {}",
+                op.time,
+                last.time,
+                line_of_index(last.index)
+            ),
+        ));
+    }
+    if op.kind == OpType::Invoke {
+        if let Some(open) = Some(&client.pending).filter(|open| open.open) {
             return Err(Malformed::at(
                 line,
                 format!(
-                    "client {p}'s time goes back: {} ns after {} ns at line {}",
-                    op.time,
-                    last.time,
-                    line_of_index(last.index)
+                    "client {p} invoked again while its operation at line {} is open",
+                    line_of_index(open.index)
                 ),
             ));
         }
-        if op.kind == OpType::Invoke {
-            if let Some(open) = self.pending.get(&p).filter(|open| open.open) {
-                return Err(Malformed::at(
-                    line,
-                    format!(
-                        "client {p} invoked again while its operation at line {} is open",
-                        line_of_index(open.index)
-                    ),
-                ));
-            }
-            match op.f {
-                F::Acquire => {
-                    // A client that tries to acquire again no longer believes it holds the lock.
-                    if let Some(i) = self.holding.remove(&p) {
-                        self.end_hold(i, op, false);
-                    }
+        let mut released = None;
+        match op.f {
+            F::Acquire => {
+                // A client that tries to acquire again no longer believes it holds the lock.
+                if let Some(i) = client.holding.take() {
+                    end_hold(model, i, op, false);
                 }
-                F::Release => {
-                    let Some(&i) = self.model.hold_index.get(&*value.acquisition) else {
-                        return Err(Malformed::at(
-                            line,
-                            format!(
-                                "release of acquisition {} that was never granted",
-                                value.acquisition
-                            ),
-                        ));
-                    };
-                    if self.holding.get(&p) == Some(&i) {
-                        self.holding.remove(&p);
-                        self.end_hold(i, op, true);
-                    }
+            }
+            F::Release => {
+                // Most often the hold the client believes it has, found without a lookup.
+                let held = client
+                    .holding
+                    .filter(|&i| model.holds[i].acquisition == value.acquisition);
+                let found = held.or_else(|| model.hold_index.get(&value.acquisition, &model.holds));
+                let Some(i) = found else {
+                    return Err(Malformed::at(
+                        line,
+                        format!(
+                            "release of acquisition {} that was never granted",
+                            value.acquisition
+                        ),
+                    ));
+                };
+                if client.holding == Some(i) {
+                    client.holding = None;
+                    end_hold(model, i, op, true);
                 }
-                _ => {}
+                released = Some(i);
             }
-            let pending = self.pending.entry(p).or_default();
-            pending.open = true;
-            pending.f = op.f;
-            pending.acquisition.clear();
-            pending.acquisition.push_str(&value.acquisition);
-            pending.time = op.time;
-            pending.index = op.index;
-            return Ok(());
+            _ => {}
         }
-
-        let Some(invoke) = self.pending.get_mut(&p).filter(|open| open.open) else {
-            return Err(Malformed::at(
-                line,
-                format!("client {p} completed an operation it never invoked"),
-            ));
-        };
-        invoke.open = false;
-        if op.kind == OpType::Info {
-            self.model.answered_unknown += 1;
-        }
-        let (invoked_f, invoked_at, invoked_index) = (invoke.f, invoke.time, invoke.index);
-        (invoke.time, invoke.index) = (op.time, op.index);
-        if invoked_f != op.f || invoke.acquisition != value.acquisition {
-            return Err(Malformed::at(
-                line,
-                format!(
-                    "completion {:?} of acquisition {} does not match the invoke at line {}",
-                    op.f,
-                    value.acquisition,
-                    line_of_index(invoked_index)
-                ),
-            ));
-        }
-        if op.f == F::Acquire && matches!(op.kind, OpType::Fail | OpType::Info) {
-            let attempt = AcquireAttempt {
-                process: p,
-                invoked: invoked_at,
-                completed: op.time,
-                index: op.index,
-                key_without_expiry: value
-                    .server_lease
-                    .filter(|s| s.ended_by.is_none())
-                    .map(|s| s.asked_at),
-            };
-            if let Some(error) = value.error.as_deref() {
-                let unknown = op.kind == OpType::Info;
-                self.model.acquire_errors.add(error, p, op.time, unknown);
-            }
-            match op.kind {
-                OpType::Fail => self.model.failed_acquires.push(attempt),
-                _ => self.model.unknown_acquires.push(attempt),
-            }
-        }
-        if op.f == F::Release && op.kind == OpType::Fail {
-            self.model.release_failures.count(value.kind);
-            if let Some(&i) = self.model.hold_index.get(&*value.acquisition) {
-                let failed = super::ReleaseFailed { kind: value.kind };
-                self.model.holds[i].release_failed = Some(failed);
-            }
-        }
-        if op.f == F::Release && op.kind == OpType::Ok {
-            if let Some(&i) = self.model.hold_index.get(&*value.acquisition) {
-                self.model.holds[i].released_ok_at = Some(op.time);
-            }
-        }
-        if op.f == F::Acquire && op.kind == OpType::Ok {
-            if self.model.hold_index.contains_key(&*value.acquisition) {
-                return Err(Malformed::at(
-                    line,
-                    format!("acquisition {} granted twice", value.acquisition),
-                ));
-            }
-            let i = self.model.holds.len();
-            let acquisition = value.acquisition.into_owned();
-            self.model.hold_index.insert(acquisition.clone(), i);
-            self.holding.insert(p, i);
-            self.model.holds.push(Hold {
-                acquisition,
-                process: p,
-                token: value.token,
-                invoked: invoked_at,
-                granted_after: value.granted_after.unwrap_or(0).max(invoked_at),
-                start: op.time,
-                end: op.time,
-                released: false,
-                released_ok_at: None,
-                release_failed: None,
-                start_index: op.index,
-                end_index: op.index,
-                lease: value.lease,
-                renewals: 0,
-                lower_tokens_gone: value.lower_tokens_gone,
-                granted_by: value.nodes.one(),
-                server_lease: value.server_lease,
-                server_checked: value.server_lease.is_some(),
-                contradiction: value.lease.zip(value.server_lease).and_then(
-                    |(reported, server)| crate::lease_claims::contradiction(&reported, &server),
-                ),
-                unknown_renewal_at: None,
-                regrants: Vec::new(),
-                earlier: Vec::new(),
-                lease_recorded: op.time,
-            });
-        }
-        Ok(())
+        let pending = &mut client.pending;
+        pending.open = true;
+        pending.f = op.f;
+        pending.acquisition.clear();
+        pending.acquisition.push_str(&value.acquisition);
+        pending.time = op.time;
+        pending.index = op.index;
+        pending.hold = released;
+        return Ok(());
     }
 
-    /// A background renewal of a lease: it moves the bounds of the acquisition's lease.
-    fn renew(&mut self, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
-        let line = op.line();
-        if op.kind != OpType::Ok {
-            return Err(Malformed::at(
-                line,
-                format!("a renewal is recorded as ok, not {:?}", op.kind),
-            ));
-        }
-        let value: RenewValue = parse(op)?;
-        lease_in_range(line, &value.lease)?;
-        if let Some(server) = &value.server_lease {
-            server_lease_in_range(line, server)?;
-        }
-        let hold = match self.model.hold_index.get(&*value.acquisition) {
-            Some(&i) if self.model.holds[i].process == p => &mut self.model.holds[i],
-            _ => {
-                return Err(Malformed::at(
-                    line,
-                    format!(
-                        "client {p} renewed acquisition {} that it was never granted",
-                        value.acquisition
-                    ),
-                ))
-            }
-        };
-        hold.renewals += 1;
-        let renewed = value.lease;
-        let was_bounded = hold.lease.is_some_and(|l| l.expires_by.is_some());
-        if renewed.expires_by.is_none() && was_bounded && hold.unknown_renewal_at.is_none() {
-            hold.unknown_renewal_at = Some(op.time);
-        }
-        in_range(line, "sent", value.sent.unwrap_or(0))?;
-        // Sent after the lease had certainly ended: a grant of its own, a new segment.
-        if let Some(after_end) = hold
-            .regrant_at(value.sent)
-            .filter(|_| op.time >= hold.lease_recorded)
-        {
-            let regrant = super::Regrant {
-                sent: value.sent.unwrap_or(op.time),
-                at: op.time,
-                index: op.index,
-                after_end,
-            };
-            hold.begin_segment(regrant, renewed);
-        }
-        hold.lease = Some(match hold.lease {
-            None => renewed,
-            Some(known) => Lease {
-                live_until: known.live_until.max(renewed.live_until),
-                expires_by: if op.time >= hold.lease_recorded {
-                    renewed.expires_by
-                } else {
-                    known.expires_by
-                },
-            },
-        });
-        // The server's count describes the record it came with: the latest one's, or none.
-        if op.time >= hold.lease_recorded {
-            hold.server_lease = value.server_lease;
-        }
-        hold.server_checked |= value.server_lease.is_some();
-        if hold.contradiction.is_none() {
-            hold.contradiction = value
+    let Some(invoke) = Some(&mut client.pending).filter(|open| open.open) else {
+        return Err(Malformed::at(
+            line,
+            format!("client {p} completed an operation it never invoked"),
+        ));
+    };
+    invoke.open = false;
+    if op.kind == OpType::Info {
+        model.answered_unknown += 1;
+    }
+    let (invoked_f, invoked_at, invoked_index) = (invoke.f, invoke.time, invoke.index);
+    let released_hold = invoke.hold;
+    (invoke.time, invoke.index) = (op.time, op.index);
+    if invoked_f != op.f || invoke.acquisition != value.acquisition {
+        return Err(Malformed::at(
+            line,
+            format!(
+                "completion {:?} of acquisition {} does not match the invoke at line {}",
+                op.f,
+                value.acquisition,
+                line_of_index(invoked_index)
+            ),
+        ));
+    }
+    if op.f == F::Acquire && matches!(op.kind, OpType::Fail | OpType::Info) {
+        let attempt = AcquireAttempt {
+            process: p,
+            invoked: invoked_at,
+            completed: op.time,
+            index: op.index,
+            key_without_expiry: value
                 .server_lease
-                .and_then(|server| crate::lease_claims::contradiction(&renewed, &server));
+                .filter(|s| s.ended_by.is_none())
+                .map(|s| s.asked_at),
+        };
+        if let Some(error) = value.error.as_deref() {
+            let unknown = op.kind == OpType::Info;
+            model.acquire_errors.add(error, p, op.time, unknown);
         }
-        hold.lease_recorded = hold.lease_recorded.max(op.time);
-        Ok(())
+        match op.kind {
+            OpType::Fail => model.failed_acquires.push(attempt),
+            _ => model.unknown_acquires.push(attempt),
+        }
     }
+    if op.f == F::Release && op.kind == OpType::Fail {
+        model.release_failures.count(value.kind);
+        if let Some(i) = released_hold {
+            let failed = super::ReleaseFailed { kind: value.kind };
+            model.holds[i].release_failed = Some(failed);
+        }
+    }
+    if op.f == F::Release && op.kind == OpType::Ok {
+        if let Some(i) = released_hold {
+            model.holds[i].released_ok_at = Some(op.time);
+        }
+    }
+    if op.f == F::Acquire && op.kind == OpType::Ok {
+        let i = model.holds.len();
+        if !model.hold_index.insert(&value.acquisition, i, &model.holds) {
+            return Err(Malformed::at(
+                line,
+                format!("acquisition {} granted twice", value.acquisition),
+            ));
+        }
+        client.holding = Some(i);
+        let acquisition = value.acquisition.into_owned();
+        model.holds.push(Hold {
+            acquisition,
+            process: p,
+            token: value.token,
+            invoked: invoked_at,
+            granted_after: value.granted_after.unwrap_or(0).max(invoked_at),
+            start: op.time,
+            end: op.time,
+            released: false,
+            released_ok_at: None,
+            release_failed: None,
+            start_index: op.index,
+            end_index: op.index,
+            lease: value.lease,
+            renewals: 0,
+            lower_tokens_gone: value.lower_tokens_gone,
+            granted_by: value.nodes.one(),
+            server_lease: value.server_lease,
+            server_checked: value.server_lease.is_some(),
+            contradiction: value
+                .lease
+                .zip(value.server_lease)
+                .and_then(|(reported, server)| {
+                    crate::lease_claims::contradiction(&reported, &server)
+                }),
+            unknown_renewal_at: None,
+            regrants: Vec::new(),
+            earlier: Vec::new(),
+            lease_recorded: op.time,
+        });
+    }
+    Ok(())
+}
+
+/// A background renewal of a lease: it moves the bounds of the acquisition's lease.
+fn renew(model: &mut Model, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
+    let line = op.line();
+    if op.kind != OpType::Ok {
+        return Err(Malformed::at(
+            line,
+            format!("a renewal is recorded as ok, not {:?}", op.kind),
+        ));
+    }
+    let value: RenewValue = parse(op)?;
+    lease_in_range(line, &value.lease)?;
+    if let Some(server) = &value.server_lease {
+        server_lease_in_range(line, server)?;
+    }
+    let hold = match model.hold_index.get(&value.acquisition, &model.holds) {
+        Some(i) if model.holds[i].process == p => &mut model.holds[i],
+        _ => {
+            return Err(Malformed::at(
+                line,
+                format!(
+                    "client {p} renewed acquisition {} that it was never granted",
+                    value.acquisition
+                ),
+            ))
+        }
+    };
+    hold.renewals += 1;
+    let renewed = value.lease;
+    let was_bounded = hold.lease.is_some_and(|l| l.expires_by.is_some());
+    if renewed.expires_by.is_none() && was_bounded && hold.unknown_renewal_at.is_none() {
+        hold.unknown_renewal_at = Some(op.time);
+    }
+    in_range(line, "sent", value.sent.unwrap_or(0))?;
+    // Sent after the lease had certainly ended: a grant of its own, a new segment.
+    if let Some(after_end) = hold
+        .regrant_at(value.sent)
+        .filter(|_| op.time >= hold.lease_recorded)
+    {
+        let regrant = super::Regrant {
+            sent: value.sent.unwrap_or(op.time),
+            at: op.time,
+            index: op.index,
+            after_end,
+        };
+        hold.begin_segment(regrant, renewed);
+    }
+    hold.lease = Some(match hold.lease {
+        None => renewed,
+        Some(known) => Lease {
+            live_until: known.live_until.max(renewed.live_until),
+            expires_by: if op.time >= hold.lease_recorded {
+                renewed.expires_by
+            } else {
+                known.expires_by
+            },
+        },
+    });
+    // The server's count describes the record it came with: the latest one's, or none.
+    if op.time >= hold.lease_recorded {
+        hold.server_lease = value.server_lease;
+    }
+    hold.server_checked |= value.server_lease.is_some();
+    if hold.contradiction.is_none() {
+        hold.contradiction = value
+            .server_lease
+            .and_then(|server| crate::lease_claims::contradiction(&renewed, &server));
+    }
+    hold.lease_recorded = hold.lease_recorded.max(op.time);
+    Ok(())
 }
 
 fn line_of_index(index: u64) -> usize {

@@ -5,12 +5,11 @@
 
 mod builder;
 pub mod client_errors;
+mod hold_index;
 pub mod regrant;
 pub mod release_fail;
 pub mod server_lease;
 mod values;
-
-use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -216,7 +215,7 @@ pub struct Model {
     pub first_foreign: Option<String>,
     /// Index into `holds` by acquisition.
     #[serde(skip)]
-    pub(crate) hold_index: HashMap<String, usize>,
+    pub(crate) hold_index: hold_index::HoldIndex,
 }
 
 /// An acquire attempt that did not end in a known grant: refused, or of unknown outcome.
@@ -259,14 +258,33 @@ pub struct FinalState {
 
 impl Model {
     pub fn hold(&self, acquisition: &str) -> Option<&Hold> {
-        match self.hold_index.get(acquisition) {
-            Some(&i) => self.holds.get(i),
+        match self.hold_index.get(acquisition, &self.holds) {
+            Some(i) => self.holds.get(i),
             // A model assembled by hand, not by `build`, has no index.
             None if self.hold_index.is_empty() => {
                 self.holds.iter().find(|h| h.acquisition == acquisition)
             }
             None => None,
         }
+    }
+
+    /// The index in `holds` of the hold of `acquisition`, trying `near` and the one after it
+    /// first: a sweep in grant order finds its next hold there without a lookup.
+    pub(crate) fn hold_near(&self, acquisition: &str, near: usize) -> Option<usize> {
+        if self.hold_index.is_empty() {
+            // A model assembled by hand, not by `build`: no index, and maybe not one hold per
+            // acquisition; the first is the one, as in `hold`.
+            return self.holds.iter().position(|h| h.acquisition == acquisition);
+        }
+        let named = |i: usize| {
+            self.holds
+                .get(i)
+                .is_some_and(|h| h.acquisition == acquisition)
+        };
+        [near, near + 1]
+            .into_iter()
+            .find(|&i| named(i))
+            .or_else(|| self.hold_index.get(acquisition, &self.holds))
     }
 
     /// Whose word the lease bounds in the history are: a client program's (`exec:` locks) is a

@@ -81,6 +81,9 @@ pub(super) struct AccessValue<'a> {
     pub(super) value: i64,
 }
 
+// Inlined so that the decoded value is written where its caller keeps it, not copied out
+// through each layer (a client's value is some 200 bytes, copied once per line).
+#[inline(always)]
 pub(super) fn parse<'a, T: Deserialize<'a>>(op: &Record<'a>) -> Result<T, Malformed> {
     op.value.decode().map_err(|e| {
         Malformed::at(

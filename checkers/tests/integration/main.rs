@@ -5,6 +5,7 @@ mod common;
 
 mod hand_drawn;
 mod lease_claims;
+mod lease_end_time;
 mod liveness;
 mod lost_in_failover;
 mod out_of_range;

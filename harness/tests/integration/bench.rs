@@ -29,6 +29,7 @@ fn the_quick_bench_prints_every_section() {
         assert!(row["lines"].as_u64().unwrap() >= 10_000, "{row}");
         for part in ["check", "parse_limit"] {
             assert!(row[part]["seconds"].as_f64().unwrap() > 0.0, "{row}");
+            assert!(row[part]["cpu_seconds"].as_f64().unwrap() > 0.0, "{row}");
             assert!(row[part]["peak_bytes"].as_u64().unwrap() > 0, "{row}");
         }
         let expected = if row["shape"] == "correct" {

@@ -70,6 +70,18 @@ impl Builder {
                 };
                 let v: AccessValue = parse(op)?;
                 in_range(line, "seq", v.seq)?;
+                // The hold of the access before, or the one its client holds now: most often
+                // one of them, found without a lookup in the index.
+                let holding = self.clients.get(&v.process).and_then(|c| c.holding);
+                let known = [self.last_access_hold, holding]
+                    .into_iter()
+                    .flatten()
+                    .find(|&i| model.holds[i].acquisition == v.acquisition)
+                    .or_else(|| model.hold_index.get(&v.acquisition, &model.holds));
+                match known {
+                    Some(i) => self.last_access_hold = Some(i),
+                    None => self.unresolved_accesses.push(model.accesses.len()),
+                }
                 model.accesses.push(Access {
                     seq: v.seq,
                     index: op.index,
