@@ -15,6 +15,9 @@ use crate::locks;
 
 pub fn run(args: &ClientArgs) -> Result<()> {
     let spec = ClientSpec::from_json(&args.spec).context("cannot read --spec")?;
+    // Listen first: SIGUSR1's default ends a process, and the controller may send it to a
+    // client that kill-client has just restarted while its lock client still connects.
+    let extension = quiet_extension(&spec)?;
     let entry = locks::find(&spec.lock)
         .with_context(|| format!("no lock {:?} in the catalogue", spec.lock))?;
     let mut lock = crate::test_hooks::wrap_client(entry.client(&spec)?, spec.process, spec.ttl());
@@ -25,7 +28,7 @@ pub fn run(args: &ClientArgs) -> Result<()> {
         work: Duration::from_millis(spec.work_ms),
         backoff: Duration::from_millis(20),
         deadline_ns: spec.deadline_ns,
-        extension: quiet_extension(&spec)?,
+        extension,
         max_attempts: spec.max_attempts,
     };
     // Read before the lock's program starts, which never sees this process's standard input.

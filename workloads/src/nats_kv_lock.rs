@@ -147,9 +147,11 @@ impl LockClient for NatsKvLock {
             granted_by: Vec::new(),
             lease,
             granted_after: None,
-            // The create applies only over no message or a delete marker: the message of every
-            // lower token had aged out or been deleted by then.
-            lower_tokens_gone: true,
+            // Not claimed, though the create is meant to apply only over no message or a delete
+            // marker: a replicated stream's precondition is checked before its Raft proposal,
+            // not in it (nats-server #4320; for a create's 0, #5644, fixed by PR #5794 in 2024), so
+            // two racing creates may both apply. The lease bounds decide instead.
+            lower_tokens_gone: false,
             server_lease: None,
         })
     }
