@@ -1,8 +1,10 @@
 //! Running a comparison's planned cells: every repeat of each of the shard's cells is a job,
 //! `parallel` workers take them in turn, each cell runs as `lockpick run` would run it, and the
-//! first error of a cell stops the others.
+//! first error of a cell stops the others. An automatic parallelism is lowered by one when a
+//! cell's start-up took much longer than its service's quickest so far ([`pace`]): the worker
+//! with the highest number stops after its cell.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -14,6 +16,8 @@ use super::plan::{Plan, PlannedCell};
 use crate::config::RunConfig;
 use crate::report::summary_md;
 use crate::run;
+use crate::run::startup_times::StartupTimes;
+use super::pace::Pace;
 
 /// One repeat of a cell that ended: the cell's place in the plan, the repeat, its outcome.
 pub(super) type Finished = (usize, usize, Outcome);
@@ -27,16 +31,20 @@ struct Workers<'a> {
     finished: Mutex<Vec<Finished>>,
     /// The first error of a cell, which stops the others.
     failure: Mutex<Option<anyhow::Error>>,
+    /// Workers numbered from this one on stop taking jobs.
+    limit: AtomicUsize,
+    pace: Mutex<Pace>,
 }
 
 /// Runs the shard's cells, `parallel` at a time, and returns every repeat that ended, by cell
-/// and repeat: its own step because it is the only one that runs servers.
+/// and repeat, with how many ran at once: its own step because it is the only one that runs
+/// servers.
 pub(super) fn run_all(
     plan: &Plan,
     in_shard: &[bool],
     runnable: usize,
     interrupt: &Arc<AtomicBool>,
-) -> Result<Vec<Finished>> {
+) -> Result<(Vec<Finished>, Pace)> {
     // One job per cell and repeat; an n/a cell is one job that runs nothing.
     let jobs: Vec<(usize, usize)> = plan
         .cells
@@ -54,10 +62,13 @@ pub(super) fn run_all(
         queue: Mutex::new(jobs.into_iter()),
         finished: Mutex::new(Vec::new()),
         failure: Mutex::new(None),
+        limit: AtomicUsize::new(plan.parallel),
+        pace: Mutex::new(Pace::new(&plan.parallelism)),
     };
     std::thread::scope(|scope| {
-        for _ in 0..plan.parallel {
-            scope.spawn(|| workers.work(interrupt));
+        for number in 0..plan.parallel {
+            let workers = &workers;
+            scope.spawn(move || workers.work(number, interrupt));
         }
     });
     if let Some(e) = workers.failure.into_inner().unwrap() {
@@ -65,13 +76,17 @@ pub(super) fn run_all(
     }
     let mut outcomes = workers.finished.into_inner().unwrap();
     outcomes.sort_by_key(|(index, repeat, _)| (*index, *repeat));
-    Ok(outcomes)
+    Ok((outcomes, workers.pace.into_inner().unwrap()))
 }
 
 impl Workers<'_> {
-    /// One worker: takes jobs until none is left, the comparison is interrupted or a cell fails.
-    fn work(&self, interrupt: &Arc<AtomicBool>) {
+    /// One worker: takes jobs until none is left, the comparison is interrupted, a cell fails
+    /// or the parallelism was lowered below its `number`.
+    fn work(&self, number: usize, interrupt: &Arc<AtomicBool>) {
         loop {
+            if number >= self.limit.load(Ordering::SeqCst) {
+                return;
+            }
             let Some((index, repeat)) = self.queue.lock().unwrap().next() else {
                 return;
             };
@@ -89,7 +104,15 @@ impl Workers<'_> {
                 return;
             }
             match run_cell(config, Arc::clone(interrupt)) {
-                Ok(Some(figures)) => {
+                Ok(Some((figures, startup))) => {
+                    let lowered = self.pace.lock().unwrap().cell_started(
+                        config.lock.service_entry().name,
+                        &planned.name.to_string(),
+                        &startup,
+                    );
+                    if let Some(limit) = lowered {
+                        self.limit.store(limit, Ordering::SeqCst);
+                    }
                     let mut done = self.finished.lock().unwrap();
                     self.tell_ran(&done, planned, repeat, config, &figures);
                     done.push((index, repeat, Outcome::Ran(Box::new(figures))));
@@ -143,15 +166,21 @@ impl Workers<'_> {
     }
 }
 
-/// Runs one cell; `None` if it was interrupted before its end.
-fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Figures>> {
+/// Runs one cell: its figures and how long it took to reach contention; `None` if it was
+/// interrupted before its end.
+fn run_cell(
+    config: &RunConfig,
+    interrupt: Arc<AtomicBool>,
+) -> Result<Option<(Figures, StartupTimes)>> {
     let started = Instant::now();
     let finished = run::run(config, interrupt, summary_md::RunSummary::FolderOnly)?;
     finished.left_nothing_behind()?;
     if finished.interrupted {
         return Ok(None);
     }
-    Ok(Some(Figures::measure(
+    let startup = finished.startup;
+    Ok(Some((
+        Figures::measure(
         Measured {
             results: &finished.results,
             model: &finished.model,
@@ -163,5 +192,7 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         config.command.clone(),
         config.seed,
         started.elapsed(),
+        ),
+        startup,
     )))
 }

@@ -33,6 +33,12 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     persistence: Support::No(
         "etcd writes every change to its own log before it answers, whatever the knob says",
     ),
+    // Start-up: three Go servers electing a leader.
+    cost: super::entry::CellCost {
+        startup_cores: 1.0,
+        contention_cores: 0.2,
+        memory_mb: 260,
+    },
 };
 
 pub struct EtcdService {

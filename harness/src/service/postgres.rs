@@ -54,6 +54,12 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     persistence: Support::No(
         "PostgreSQL writes every change to its own log before it answers, whatever the knob says",
     ),
+    // Start-up: initdb, then one server.
+    cost: super::entry::CellCost {
+        startup_cores: 1.0,
+        contention_cores: 0.3,
+        memory_mb: 250,
+    },
 };
 
 /// The newest installed server's bin/ folder.

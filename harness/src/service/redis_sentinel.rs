@@ -47,6 +47,12 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     clock_mover: super::entry::ClockMover::Faketime,
     leader: Support::Yes,
     persistence: Support::Yes,
+    // Start-up: six redis-server processes, three of them Sentinels.
+    cost: super::entry::CellCost {
+        startup_cores: 0.5,
+        contention_cores: 0.3,
+        memory_mb: 200,
+    },
 };
 
 /// Starts the node's Sentinel in the background, then becomes its redis-server: `$1` is the

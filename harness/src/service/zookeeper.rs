@@ -50,6 +50,12 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     persistence: Support::No(
         "ZooKeeper writes every change to its own log before it answers, whatever the knob says",
     ),
+    // Start-up: three JVMs loading classes keep both cores busy for ~1.5 s.
+    cost: super::entry::CellCost {
+        startup_cores: 2.0,
+        contention_cores: 0.2,
+        memory_mb: 330,
+    },
 };
 
 pub struct ZookeeperService {
