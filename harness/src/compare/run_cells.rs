@@ -46,7 +46,7 @@ pub(super) fn run_all(
     interrupt: &Arc<AtomicBool>,
 ) -> Result<(Vec<Finished>, Pace)> {
     // One job per cell and repeat; an n/a cell is one job that runs nothing.
-    let jobs: Vec<(usize, usize)> = plan
+    let mut jobs: Vec<(usize, usize)> = plan
         .cells
         .iter()
         .enumerate()
@@ -56,6 +56,15 @@ pub(super) fn run_all(
             (0..n).map(move |r| (i, r))
         })
         .collect();
+    // The longest first (a ZooKeeper cell's start-up and teardown before a Redis cell's), so
+    // the last cells to end are short ones and the comparison's wall time is the least.
+    jobs.sort_by_key(|&(i, r)| {
+        let took = match &plan.cells[i].configs {
+            Ok(configs) => configs[r].time_limit + configs[r].lock.start_up(),
+            Err(_) => std::time::Duration::ZERO,
+        };
+        (std::cmp::Reverse(took), i, r)
+    });
     let workers = Workers {
         plan,
         total: runnable * plan.seeds.len(),

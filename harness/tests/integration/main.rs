@@ -36,6 +36,7 @@ mod lifecycle;
 mod liveness;
 mod lockpick_image;
 mod nemeses;
+mod parallel_identity;
 mod postgres;
 mod protocol_check;
 mod redis_lock;
