@@ -12,12 +12,12 @@ use anyhow::Result;
 
 use super::judge::cell::{Cell, Figures, Judgement, Outcome};
 use super::judge::judgement::Measured;
+use super::pace::Pace;
 use super::plan::{Plan, PlannedCell};
 use crate::config::RunConfig;
 use crate::report::summary_md;
 use crate::run;
 use crate::run::startup_times::StartupTimes;
-use super::pace::Pace;
 
 /// One repeat of a cell that ended: the cell's place in the plan, the repeat, its outcome.
 pub(super) type Finished = (usize, usize, Outcome);
@@ -190,17 +190,17 @@ fn run_cell(
     let startup = finished.startup;
     Ok(Some((
         Figures::measure(
-        Measured {
-            results: &finished.results,
-            model: &finished.model,
-            history: &finished.history,
-            time_limit: config.time_limit,
-            show_programs: !config.server_bins.is_empty(),
-        },
-        finished.dir,
-        config.command.clone(),
-        config.seed,
-        started.elapsed(),
+            Measured {
+                results: &finished.results,
+                model: &finished.model,
+                history: &finished.history,
+                time_limit: config.time_limit,
+                show_programs: !config.server_bins.is_empty(),
+            },
+            finished.dir,
+            config.command.clone(),
+            config.seed,
+            started.elapsed(),
         ),
         startup,
     )))

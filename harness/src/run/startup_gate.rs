@@ -70,7 +70,10 @@ mod tests {
     #[test]
     fn heavy_start_ups_take_turns_and_light_ones_pass() {
         let first = enter(3.0, 2);
-        assert_eq!(first.held, 200, "a start-up bigger than the machine gets it all");
+        assert_eq!(
+            first.held, 200,
+            "a start-up bigger than the machine gets it all"
+        );
         let light = enter(0.0, 2);
         assert_eq!(light.waited, Duration::ZERO);
         let second = std::thread::spawn(|| {

@@ -5,6 +5,7 @@
 //! (no NAT, no route out). Each node is a namespace with one veth into the bridge.
 
 use std::fs::File;
+use std::io::Write;
 use std::net::Ipv4Addr;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -271,22 +272,23 @@ impl NetnsRuntime {
         make_namespace(ns)?;
         self.namespaces.push(ns.to_string());
         let port = format!("v{host}");
-        let sw = self.switch.as_str();
-        ip(&[
-            "-n", sw, "link", "add", &port, "type", "veth", "peer", "name", "eth0", "netns", ns,
-        ])?;
-        ip(&["-n", sw, "link", "set", &port, "master", "bridge0", "up"])?;
-        ip(&[
-            "-n",
+        // One `ip` per namespace, each reading its commands in a batch: a start-up on a busy
+        // machine paid 25 to 50 ms for each `ip` started, and a run makes 9 to 11 nodes.
+        ip_batch(
+            &self.switch,
+            &[
+                format!("link add {port} type veth peer name eth0 netns {ns}"),
+                format!("link set {port} master bridge0 up"),
+            ],
+        )?;
+        ip_batch(
             ns,
-            "addr",
-            "add",
-            &format!("{}/24", node.ip),
-            "dev",
-            "eth0",
-        ])?;
-        ip(&["-n", ns, "link", "set", "eth0", "up"])?;
-        ip(&["-n", ns, "link", "set", "lo", "up"])?;
+            &[
+                format!("addr add {}/24 dev eth0", node.ip),
+                "link set eth0 up".to_string(),
+                "link set lo up".to_string(),
+            ],
+        )?;
         self.nodes.push(node.clone());
         Ok(node)
     }
@@ -372,6 +374,31 @@ pub fn ip(args: &[&str]) -> Result<()> {
         bail!(
             "`ip {}` failed: {}",
             args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Runs `commands` (one `ip` command each, without `ip`) in `namespace` with one `ip -batch`;
+/// the names in them are the run's own (its prefix, node names, addresses), never input.
+fn ip_batch(namespace: &str, commands: &[String]) -> Result<()> {
+    let mut child = Command::new("ip")
+        .args(["-n", namespace, "-batch", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run `ip` (Debian package iproute2)")?;
+    let script = commands.join("\n") + "\n";
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(script.as_bytes())?;
+    }
+    let output = child.wait_with_output()?;
+    if !output.status.success() {
+        bail!(
+            "`ip -n {namespace} -batch` of {:?} failed: {}",
+            commands,
             String::from_utf8_lossy(&output.stderr).trim()
         );
     }

@@ -41,6 +41,8 @@ pub struct ServiceEntry {
     /// What one cell on it costs the machine: `compare` sizes its default parallelism and
     /// its start-up gate from it.
     pub cost: CellCost,
+    /// How long its servers get to end on SIGTERM at a run's end before they are killed.
+    pub stop_grace: std::time::Duration,
 }
 
 /// What one cell of a comparison on a service keeps busy (its servers and 5 clients), measured

@@ -60,6 +60,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
         contention_cores: 0.3,
         memory_mb: 250,
     },
+    stop_grace: std::time::Duration::from_millis(3000),
 };
 
 /// The newest installed server's bin/ folder.

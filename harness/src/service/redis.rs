@@ -34,6 +34,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
         contention_cores: 0.4,
         memory_mb: 170,
     },
+    stop_grace: std::time::Duration::from_millis(3000),
 };
 
 pub struct RedisService {

@@ -53,6 +53,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
         contention_cores: 0.3,
         memory_mb: 200,
     },
+    stop_grace: std::time::Duration::from_millis(3000),
 };
 
 /// Starts the node's Sentinel in the background, then becomes its redis-server: `$1` is the

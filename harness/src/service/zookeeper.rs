@@ -56,6 +56,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
         contention_cores: 0.2,
         memory_mb: 330,
     },
+    stop_grace: std::time::Duration::from_millis(3000),
 };
 
 pub struct ZookeeperService {

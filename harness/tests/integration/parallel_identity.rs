@@ -76,9 +76,15 @@ fn freezes(cell: &Value) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(Path::new(dir).join("history.jsonl")) else {
         return Vec::new();
     };
-    let ops: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let ops: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
     let mut told = Vec::new();
-    for start in ops.iter().filter(|o| o["process"] == "nemesis" && o["f"] == "start") {
+    for start in ops
+        .iter()
+        .filter(|o| o["process"] == "nemesis" && o["f"] == "start")
+    {
         let Some(acquisition) = start["value"]["trigger"]
             .as_str()
             .and_then(|t| t.strip_prefix("holder of acquisition "))
@@ -131,11 +137,18 @@ fn the_example_gate_judges_every_cell_alike_one_at_a_time_and_at_the_automatic_p
         first.contains(&format!("{} at a time", chosen["at_once"])),
         "{first} / {chosen}"
     );
-    assert!(first.contains(chosen["reason"].as_str().unwrap()), "{first}");
+    assert!(
+        first.contains(chosen["reason"].as_str().unwrap()),
+        "{first}"
+    );
     let given = &one.json["parallelism"];
     assert_eq!(
         (&given["at_once"], &given["automatic"], &given["reason"]),
-        (&Value::from(1), &Value::from(false), &Value::from("--parallel 1")),
+        (
+            &Value::from(1),
+            &Value::from(false),
+            &Value::from("--parallel 1")
+        ),
         "{given}"
     );
     assert!(
@@ -145,14 +158,27 @@ fn the_example_gate_judges_every_cell_alike_one_at_a_time_and_at_the_automatic_p
     );
 
     // The same gate either way, cell by cell.
-    assert_eq!(automatic.code, one.code, "{}\n{}", shown(&automatic), shown(&one));
+    assert_eq!(
+        automatic.code,
+        one.code,
+        "{}\n{}",
+        shown(&automatic),
+        shown(&one)
+    );
     assert_eq!(automatic.code, 0, "{}", shown(&automatic));
     assert_eq!(automatic.cells().len(), 10);
     assert_eq!(one.cells().len(), 10);
     for (a, b) in automatic.cells().iter().zip(one.cells()) {
         assert_eq!(name(a), name(b));
         for key in ["verdict", "judgement", "expected"] {
-            assert_eq!(a[key], b[key], "{} {key}: {} against {}", name(a), a[key], b[key]);
+            assert_eq!(
+                a[key],
+                b[key],
+                "{} {key}: {} against {}",
+                name(a),
+                a[key],
+                b[key]
+            );
         }
         if a["counts"] != b["counts"] {
             eprintln!(
