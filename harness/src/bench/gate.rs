@@ -89,7 +89,10 @@ fn once(dir: &Path, parallel: Option<&str>, quick: bool) -> Result<GateRow> {
         load_after: load_average(),
         verdicts: cells
             .iter()
-            .map(|c| format!("{} ({})", c["verdict"], c["judgement"]))
+            .map(|c| {
+                let word = |key: &str| c[key].as_str().map_or(c[key].to_string(), str::to_string);
+                format!("{} ({})", word("verdict"), word("judgement"))
+            })
             .collect(),
         identical: true,
     })

@@ -66,7 +66,7 @@ pub fn print_controller(row: &pipeline::ControllerRow) {
 pub fn print_startup(rows: &[startup::StartupRow]) {
     let load = rows.first().and_then(|r| r.load_average);
     crate::say!(
-        "\nstart-up (median over the rounds, seconds from the run's start; load {})\n{:<13} {:>5} \
+        "\nstart-up (median over the rounds, seconds from the run's start; load {})\n{:<20} {:>5} \
          {:>6} {:>14} {:>10} {:>11} {:>15}",
         load.map_or("?".to_string(), |l| format!("{l:.1}")),
         "service",
@@ -80,7 +80,7 @@ pub fn print_startup(rows: &[startup::StartupRow]) {
     let s = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.2}"));
     for r in rows {
         crate::say!(
-            "{:<13} {:>5} {:>6.2} {:>14.2} {:>10.2} {:>11.2} {:>15}",
+            "{:<20} {:>5} {:>6.2} {:>14.2} {:>10.2} {:>11.2} {:>15}",
             r.service,
             r.nodes,
             r.nodes_median_seconds,
@@ -192,7 +192,7 @@ pub fn print_gate(rows: &[gate::GateRow]) {
         );
     }
     if let Some(r) = rows.last() {
-        println!("automatic: {}", r.reason);
+        println!("chosen: {}", r.reason);
         println!(
             "same verdicts and judgements both ways: {} {:?}",
             r.identical, r.verdicts
