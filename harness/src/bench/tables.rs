@@ -66,7 +66,8 @@ pub fn print_controller(row: &pipeline::ControllerRow) {
 pub fn print_startup(rows: &[startup::StartupRow]) {
     let load = rows.first().and_then(|r| r.load_average);
     crate::say!(
-        "\nstart-up (median over the rounds, seconds from the run's start; load {})\n{:<20} {:>5} \
+        "\nservice start-up to the first contended acquire (median over the rounds, seconds \
+         from the run's start; load {})\n{:<20} {:>5} \
          {:>6} {:>14} {:>10} {:>11} {:>15}",
         load.map_or("?".to_string(), |l| format!("{l:.1}")),
         "service",

@@ -5,7 +5,6 @@
 //! (no NAT, no route out). Each node is a namespace with one veth into the bridge.
 
 use std::fs::File;
-use std::io::Write;
 use std::net::Ipv4Addr;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -17,6 +16,8 @@ use nix::sched::{setns, CloneFlags};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+pub use super::ip_command::ip;
+use super::ip_command::ip_batch;
 use super::leftovers::{Leftover, Removal};
 use super::process_spec::{spawn_here, ProcessSpec, Programs};
 use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
@@ -361,48 +362,6 @@ fn list_namespaces() -> Vec<String> {
         .filter_map(|l| l.split_whitespace().next())
         .map(str::to_string)
         .collect()
-}
-
-/// Runs `ip` with `args`; the error names the command and what `ip` said.
-pub fn ip(args: &[&str]) -> Result<()> {
-    let output = Command::new("ip")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run `ip` (Debian package iproute2)")?;
-    if !output.status.success() {
-        bail!(
-            "`ip {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(())
-}
-
-/// Runs `commands` (one `ip` command each, without `ip`) in `namespace` with one `ip -batch`;
-/// the names in them are the run's own (its prefix, node names, addresses), never input.
-fn ip_batch(namespace: &str, commands: &[String]) -> Result<()> {
-    let mut child = Command::new("ip")
-        .args(["-n", namespace, "-batch", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot run `ip` (Debian package iproute2)")?;
-    let script = commands.join("\n") + "\n";
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(script.as_bytes())?;
-    }
-    let output = child.wait_with_output()?;
-    if !output.status.success() {
-        bail!(
-            "`ip -n {namespace} -batch` of {:?} failed: {}",
-            commands,
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]
