@@ -1,8 +1,9 @@
-//! The example CI gate's wall time: `lockpick compare --matrix examples/lockpick.toml` (the file
-//! as built in), run to the time limit and then with its known-unsafe cells decided at their
-//! first proven violation (`--until decided`, compare's default under a matrix), each in a
-//! child process with its own store. The verdicts and the exit code must be the same both ways;
-//! the figure is the wall time.
+//! The example CI gate (`lockpick compare --matrix examples/lockpick.toml`, the file as built
+//! in, each cell decided at its first proven violation where it can be) run one cell at a
+//! time and at the automatic parallelism, each in a child process with its own store: the wall
+//! time of each, the parallelism chosen and why, and whether every cell's verdict and judgement
+//! and the exit code are the same both ways (the bench fails when they are not). The machine's
+//! load average is recorded with each row: figures on a busy machine say so.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -11,34 +12,50 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
+use super::startup::load_average;
+
 const MATRIX: &str = include_str!("../../../examples/lockpick.toml");
 
 #[derive(Debug, Serialize)]
 pub struct GateRow {
-    pub until: &'static str,
+    /// `--parallel 1`, or `automatic`.
+    pub parallel: String,
     pub cells: usize,
-    pub parallel: usize,
+    /// Cells at once as the gate began, and as it ended (lowered when its cells slowed down).
+    pub at_once: u64,
+    pub at_end: u64,
+    pub reason: String,
     pub wall_seconds: f64,
     pub exit_code: i32,
-    /// Each cell's verdict, in the matrix's order.
+    /// The 1-minute load average before and after.
+    pub load_before: Option<f64>,
+    pub load_after: Option<f64>,
+    /// Each cell's verdict and judgement, in the matrix's order.
     pub verdicts: Vec<String>,
+    /// Whether every verdict, judgement and the exit code equal the first row's.
+    pub identical: bool,
 }
 
-fn once(dir: &Path, until: &'static str, time_limit: Option<&str>) -> Result<GateRow> {
-    let store = dir.join(format!("gate-{until}"));
+fn once(dir: &Path, parallel: Option<&str>, quick: bool) -> Result<GateRow> {
+    let label = parallel.map_or("automatic".to_string(), |n| format!("--parallel {n}"));
+    let store = dir.join(format!("gate-{}", parallel.unwrap_or("automatic")));
     let matrix = dir.join("lockpick.toml");
     std::fs::write(&matrix, MATRIX)?;
     let mut command = Command::new(std::env::current_exe()?);
     command
         .args(["compare", "--matrix"])
         .arg(&matrix)
-        .args(["--until", until, "--store"])
+        .arg("--store")
         .arg(&store)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    if let Some(limit) = time_limit {
-        command.args(["--time-limit", limit]);
+    if let Some(n) = parallel {
+        command.args(["--parallel", n]);
     }
+    if quick {
+        command.args(["--time-limit", "6s"]);
+    }
+    let load_before = load_average();
     let started = Instant::now();
     let output = command.output()?;
     let status = output.status;
@@ -48,7 +65,7 @@ fn once(dir: &Path, until: &'static str, time_limit: Option<&str>) -> Result<Gat
         let stderr = String::from_utf8_lossy(&output.stderr);
         let lines: Vec<&str> = stderr.lines().collect();
         let tail = lines[lines.len().saturating_sub(10)..].join("\n");
-        format!("the gate (--until {until}) wrote no comparison ({status}); it said:\n{tail}")
+        format!("the gate ({label}) wrote no comparison ({status}); it said:\n{tail}")
     };
     let compare = std::fs::read_dir(store.join("compare"))
         .ok()
@@ -59,33 +76,43 @@ fn once(dir: &Path, until: &'static str, time_limit: Option<&str>) -> Result<Gat
         compare.join(crate::store::COMPARE_JSON),
     )?)?;
     let cells = json["cells"].as_array().cloned().unwrap_or_default();
-    let parallel = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chosen = &json["parallelism"];
     Ok(GateRow {
-        until,
+        parallel: label,
         cells: cells.len(),
-        parallel: parallel.min(16),
+        at_once: chosen["at_once"].as_u64().unwrap_or(0),
+        at_end: chosen["at_end"].as_u64().unwrap_or(0),
+        reason: chosen["reason"].as_str().unwrap_or("").to_string(),
         wall_seconds,
         exit_code: status.code().unwrap_or(-1),
+        load_before,
+        load_after: load_average(),
         verdicts: cells
             .iter()
-            .map(|c| c["verdict"].as_str().unwrap_or("n/a").to_string())
+            .map(|c| {
+                let word = |key: &str| c[key].as_str().map_or(c[key].to_string(), str::to_string);
+                format!("{} ({})", word("verdict"), word("judgement"))
+            })
             .collect(),
+        identical: true,
     })
 }
 
-/// Both ways; `quick` shortens every cell to 4 s.
+/// One cell at a time, then at the automatic parallelism; `quick` shortens every cell to 6 s.
 pub fn measure(dir: &Path, quick: bool) -> Result<Vec<GateRow>> {
-    let limit = quick.then_some("4s");
-    let full = once(dir, "time-limit", limit)?;
-    let decided = once(dir, "decided", limit)?;
-    if full.verdicts != decided.verdicts || full.exit_code != decided.exit_code {
+    let one = once(dir, Some("1"), quick)?;
+    let mut automatic = once(dir, None, quick)?;
+    automatic.identical =
+        automatic.verdicts == one.verdicts && automatic.exit_code == one.exit_code;
+    if !automatic.identical {
         bail!(
-            "the gate decided early gave other verdicts: {:?} (exit {}) against {:?} (exit {})",
-            decided.verdicts,
-            decided.exit_code,
-            full.verdicts,
-            full.exit_code
+            "the gate at the automatic parallelism gave other verdicts: {:?} (exit {}) against \
+             {:?} (exit {}) one at a time",
+            automatic.verdicts,
+            automatic.exit_code,
+            one.verdicts,
+            one.exit_code
         );
     }
-    Ok(vec![full, decided])
+    Ok(vec![one, automatic])
 }

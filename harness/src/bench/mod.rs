@@ -199,7 +199,7 @@ fn measure_only_when_named(args: &BenchArgs, dir: &Path, figures: &mut Figures) 
         code = tables::print_stability(&rows, seeds, limit);
         figures.stability = Some(rows);
     }
-    // Only when asked for: it runs the example gate twice (two minutes on 2 cores).
+    // Only when asked for: it runs the example gate twice (about two minutes on 2 cores).
     if args.what == Some(BenchKind::Gate) {
         let rows = gate::measure(dir, args.quick)?;
         tables::print_gate(&rows);

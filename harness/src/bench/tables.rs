@@ -62,24 +62,33 @@ pub fn print_controller(row: &pipeline::ControllerRow) {
     );
 }
 
-/// Service start-up, per service.
+/// Start-up, per service: its phases from a run's start to its first contended acquire.
 pub fn print_startup(rows: &[startup::StartupRow]) {
+    let load = rows.first().and_then(|r| r.load_average);
     crate::say!(
-        "\nservice start-up\n{:<10} {:>6} {:>9} {:>9} {:>9}",
+        "\nservice start-up to the first contended acquire (median over the rounds, seconds \
+         from the run's start; load {})\n{:<20} {:>5} \
+         {:>6} {:>14} {:>10} {:>11} {:>15}",
+        load.map_or("?".to_string(), |l| format!("{l:.1}")),
         "service",
         "nodes",
-        "min s",
-        "median s",
-        "max s"
+        "nodes",
+        "service start",
+        "(max)",
+        "clock at",
+        "first contended"
     );
+    let s = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.2}"));
     for r in rows {
         crate::say!(
-            "{:<10} {:>6} {:>9.3} {:>9.3} {:>9.3}",
+            "{:<20} {:>5} {:>6.2} {:>14.2} {:>10.2} {:>11.2} {:>15}",
             r.service,
             r.nodes,
-            r.min_seconds,
+            r.nodes_median_seconds,
             r.median_seconds,
-            r.max_seconds
+            r.max_seconds,
+            r.clock_started_median_seconds,
+            s(r.first_contended_median_seconds)
         );
     }
 }
@@ -160,17 +169,34 @@ pub fn print_stability(rows: &[stability::StabilityRow], seeds: u64, limit: &str
     u8::from(off > 0)
 }
 
-/// The example gate's wall time both ways, and whether its verdicts agree.
+/// The example gate's wall time one at a time and at the automatic parallelism, and whether
+/// its verdicts agree.
 pub fn print_gate(rows: &[gate::GateRow]) {
     println!(
-        "\nthe example gate (examples/lockpick.toml)\n{:<11} {:>6} {:>9} {:>7} {:>5}",
-        "until", "cells", "parallel", "wall s", "exit"
+        "\nthe example gate (examples/lockpick.toml)\n{:<13} {:>6} {:>8} {:>7} {:>5} {:>12}",
+        "parallel", "cells", "at once", "wall s", "exit", "load"
     );
+    let load = |l: Option<f64>| l.map_or("?".to_string(), |l| format!("{l:.1}"));
     for r in rows {
         println!(
-            "{:<11} {:>6} {:>9} {:>7.1} {:>5}",
-            r.until, r.cells, r.parallel, r.wall_seconds, r.exit_code
+            "{:<13} {:>6} {:>8} {:>7.1} {:>5} {:>12}",
+            r.parallel,
+            r.cells,
+            if r.at_end == r.at_once {
+                r.at_once.to_string()
+            } else {
+                format!("{}→{}", r.at_once, r.at_end)
+            },
+            r.wall_seconds,
+            r.exit_code,
+            format!("{}→{}", load(r.load_before), load(r.load_after))
         );
     }
-    println!("same verdicts both ways: {:?}", rows[0].verdicts);
+    if let Some(r) = rows.last() {
+        println!("chosen: {}", r.reason);
+        println!(
+            "same verdicts and judgements both ways: {} {:?}",
+            r.identical, r.verdicts
+        );
+    }
 }

@@ -71,7 +71,7 @@ fn run_once(
     Ok(first_violation(&results))
 }
 
-fn find_history(store: &Path) -> Option<PathBuf> {
+pub fn find_history(store: &Path) -> Option<PathBuf> {
     for group in std::fs::read_dir(store).ok()?.flatten() {
         let Ok(runs) = std::fs::read_dir(group.path()) else {
             continue; // the store's index page

@@ -26,8 +26,9 @@ pub struct CompareArgs {
     /// One seed for every cell; random if not given.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// How many cells run at once (each on its own nodes and subnet) [default: the number of
-    /// cores].
+    /// How many cells run at once (each on its own nodes and subnet) [default: decided from
+    /// what the cells use: the cores over what a cell keeps busy while it contends, within
+    /// memory, lowered when cells' start-ups slow down; the first line says the choice and why].
     #[arg(long)]
     pub parallel: Option<usize>,
     /// Runs every cell this many times, each repeat with its own seed derived from the

@@ -251,7 +251,14 @@ impl Cluster {
         for problem in self.restore_clocks() {
             crate::tell!("lockpick: teardown: {problem}");
         }
-        self.children.stop_all(Duration::from_secs(3));
+        // The clients and the resource first, each with time to end on their own terms; then
+        // the servers, with the time their service's entry gives them.
+        let grace = Duration::from_secs(3);
+        self.children.stop(|r| matches!(r, Role::Client(_)), grace);
+        self.children.stop(|r| *r == Role::Resource, grace);
+        let servers =
+            crate::service::catalogue::find(self.service.name()).map_or(grace, |e| e.stop_grace);
+        self.children.stop(|_| true, servers);
         self.resource_links.clear();
         self.server_links.clear();
         self.scratch.remove();

@@ -4,7 +4,8 @@
 //!
 //! - `plan/`: the matrix (from the flags or a matrix file), checked against the catalogues,
 //!   each cell's configuration built as `lockpick run` would (a refused cell is n/a);
-//! - `run_cells`: running the planned cells (and `shrink_cells` after them);
+//! - `run_cells`: running the planned cells (and `shrink_cells` after them), `pace` lowering
+//!   how many run at once when they slow down;
 //! - `judge/`: each finished cell against its expectation, over its repeats;
 //! - `outputs/`: the table, the grid page, JUnit, JSON and `summary.md`, published into a new
 //!   folder (the same for `compare` and `merge`);
@@ -18,6 +19,7 @@
 // The rooms (the module doc above says what each holds).
 pub mod judge;
 pub mod outputs;
+pub mod pace;
 pub mod plan;
 pub(crate) mod run_cells;
 pub mod shards;
@@ -65,7 +67,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         None => vec![true; plan.cells.len()],
     };
     let runnable = announce(args, &plan, &in_shard);
-    let outcomes = run_cells::run_all(&plan, &in_shard, runnable, &interrupt)?;
+    let (outcomes, parallelism) = run_cells::run_all(&plan, &in_shard, runnable, &interrupt)?;
     let interrupted = interrupt.load(Ordering::SeqCst);
     let shard = args.shard.map(|shard| ShardPart {
         k: shard.k,
@@ -94,6 +96,7 @@ fn compare_planned(args: &CompareArgs, interrupt: Arc<AtomicBool>) -> Result<u8>
         runnable,
         exit_code: code,
         shard: shard.as_ref(),
+        parallelism: Some(&parallelism),
     };
     // With --shrink, the summary is published once, with the shrinks; the files written
     // before them stay if the shrinks are interrupted.
@@ -145,6 +148,15 @@ fn announce(args: &CompareArgs, plan: &Plan, in_shard: &[bool]) -> usize {
     let mine = || plan.cells.iter().zip(in_shard).filter(|(_, &m)| m);
     let runnable = mine().filter(|(c, _)| c.configs.is_ok()).count();
     let repeats = plan.seeds.len();
+    // The first line: what runs, and how many at once and why.
+    crate::tell!(
+        "lockpick compare: {} cells ({} n/a), seed {}, {} at a time ({})",
+        mine().count(),
+        mine().count() - runnable,
+        plan.seed,
+        plan.parallel,
+        plan.parallelism.reason
+    );
     if let Some(shard) = args.shard {
         crate::tell!(
             "lockpick compare: shard {shard}: {} of the matrix's {} cells",
@@ -152,13 +164,6 @@ fn announce(args: &CompareArgs, plan: &Plan, in_shard: &[bool]) -> usize {
             plan.cells.len()
         );
     }
-    crate::tell!(
-        "lockpick compare: {} cells ({} n/a), seed {}, {} at a time",
-        mine().count(),
-        mine().count() - runnable,
-        plan.seed,
-        plan.parallel
-    );
     if repeats > 1 {
         let seeds: Vec<String> = plan.seeds.iter().map(|s| s.to_string()).collect();
         crate::tell!(

@@ -1,9 +1,11 @@
 //! Running a comparison's planned cells: every repeat of each of the shard's cells is a job,
 //! `parallel` workers take them in turn, each cell runs as `lockpick run` would run it, and the
 //! first error of a cell stops the others. The pool ([`run_jobs`]) and one stored run
-//! ([`run_stored`]) serve `lockpick sweep` too.
+//! ([`run_stored`]) serve `lockpick sweep` too. An automatic parallelism is lowered by one when
+//! a cell's start-up took much longer than its service's quickest so far ([`pace`]): the worker
+//! with the highest number stops after its cell.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -11,23 +13,26 @@ use anyhow::Result;
 
 use super::judge::cell::{Cell, Figures, Judgement, Outcome};
 use super::judge::judgement::Measured;
+use super::pace::Pace;
 use super::plan::{Plan, PlannedCell};
 use crate::config::RunConfig;
 use crate::report::summary_md;
 use crate::run;
+use crate::run::startup_times::StartupTimes;
 
 /// One repeat of a cell that ended: the cell's place in the plan, the repeat, its outcome.
 pub(super) type Finished = (usize, usize, Outcome);
 
-/// Runs `jobs`, `parallel` at a time, each through `run`, and returns every job that ended with
-/// its index, in the jobs' order. A job that returns `None` was interrupted or not started
-/// because the flag was set (`run` looks at it, since a job that runs nothing may still end)
-/// and ends its worker; the first error stops the others (it sets the flag) and is
-/// returned. `done` is called once a job ended, with how many had ended before it (counted
-/// under the same lock, so the numbers it tells are in order).
+/// Runs `jobs`, `limit` at a time, each through `run`, and returns every job that ended with
+/// its index, in the jobs' order. `limit` starts as the number of workers; a job may lower it,
+/// and workers numbered from it on stop after their job. A job that returns `None` was
+/// interrupted or not started because the flag was set (`run` looks at it, since a job that
+/// runs nothing may still end) and ends its worker; the first error stops the others (it sets
+/// the flag) and is returned. `done` is called once a job ended, with how many had ended before
+/// it (counted under the same lock, so the numbers it tells are in order).
 pub(crate) fn run_jobs<J: Sync, T: Send>(
     jobs: &[J],
-    parallel: usize,
+    limit: &AtomicUsize,
     interrupt: &Arc<AtomicBool>,
     run: impl Fn(&J) -> Result<Option<T>> + Sync,
     done: impl Fn(usize, &J, &T) + Sync,
@@ -35,7 +40,10 @@ pub(crate) fn run_jobs<J: Sync, T: Send>(
     let queue = Mutex::new(jobs.iter().enumerate());
     let finished: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let work = || loop {
+    let work = |number: usize| loop {
+        if number >= limit.load(Ordering::SeqCst).max(1) {
+            return;
+        }
         let Some((index, job)) = queue.lock().unwrap().next() else {
             return;
         };
@@ -53,8 +61,9 @@ pub(crate) fn run_jobs<J: Sync, T: Send>(
         }
     };
     std::thread::scope(|scope| {
-        for _ in 0..parallel.max(1) {
-            scope.spawn(work);
+        for number in 0..limit.load(Ordering::SeqCst).max(1) {
+            let work = &work;
+            scope.spawn(move || work(number));
         }
     });
     if let Some(e) = failure.into_inner().unwrap() {
@@ -73,15 +82,16 @@ struct Workers<'a> {
 }
 
 /// Runs the shard's cells, `parallel` at a time, and returns every repeat that ended, by cell
-/// and repeat: its own step because it is the only one that runs servers.
+/// and repeat, with how many ran at once: its own step because it is the only one that runs
+/// servers.
 pub(super) fn run_all(
     plan: &Plan,
     in_shard: &[bool],
     runnable: usize,
     interrupt: &Arc<AtomicBool>,
-) -> Result<Vec<Finished>> {
+) -> Result<(Vec<Finished>, Pace)> {
     // One job per cell and repeat; an n/a cell is one job that runs nothing.
-    let jobs: Vec<(usize, usize)> = plan
+    let mut jobs: Vec<(usize, usize)> = plan
         .cells
         .iter()
         .enumerate()
@@ -91,6 +101,17 @@ pub(super) fn run_all(
             (0..n).map(move |r| (i, r))
         })
         .collect();
+    // The longest first (a ZooKeeper cell's start-up and teardown before a Redis cell's), so
+    // the last cells to end are short ones and the comparison's wall time is the least.
+    jobs.sort_by_key(|&(i, r)| {
+        let took = match &plan.cells[i].configs {
+            Ok(configs) => configs[r].time_limit + configs[r].lock.start_up(),
+            Err(_) => std::time::Duration::ZERO,
+        };
+        (std::cmp::Reverse(took), i, r)
+    });
+    let limit = AtomicUsize::new(plan.parallel);
+    let pace = Mutex::new(Pace::new(&plan.parallelism));
     let workers = Workers {
         plan,
         total: runnable * plan.seeds.len(),
@@ -99,12 +120,25 @@ pub(super) fn run_all(
     let ran = std::sync::atomic::AtomicUsize::new(0);
     let ended = run_jobs(
         &jobs,
-        plan.parallel,
+        &limit,
         interrupt,
         |&(index, repeat)| match &plan.cells[index].configs {
             Ok(_) if interrupt.load(Ordering::SeqCst) => Ok(None),
-            Ok(configs) => Ok(run_cell(&configs[repeat], Arc::clone(interrupt))?
-                .map(|figures| Outcome::Ran(Box::new(figures)))),
+            Ok(configs) => {
+                let config = &configs[repeat];
+                let Some((figures, startup)) = run_cell(config, Arc::clone(interrupt))? else {
+                    return Ok(None);
+                };
+                let lowered = pace.lock().unwrap().cell_started(
+                    config.lock.service_entry().name,
+                    &plan.cells[index].name.to_string(),
+                    &startup,
+                );
+                if let Some(lowered) = lowered {
+                    limit.store(lowered, Ordering::SeqCst);
+                }
+                Ok(Some(Outcome::Ran(Box::new(figures))))
+            }
             Err(reason) => Ok(Some(Outcome::NotApplicable {
                 reason: reason.clone(),
             })),
@@ -117,10 +151,11 @@ pub(super) fn run_all(
         },
     )
     .map_err(|e| e.context("a cell of the comparison failed"))?;
-    Ok(ended
+    let ended = ended
         .into_iter()
         .map(|(job, outcome)| (jobs[job].0, jobs[job].1, outcome))
-        .collect())
+        .collect();
+    Ok((ended, pace.into_inner().unwrap()))
 }
 
 impl Workers<'_> {
@@ -163,12 +198,17 @@ impl Workers<'_> {
     }
 }
 
-/// Runs one cell; `None` if it was interrupted before its end.
-fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Figures>> {
+/// Runs one cell: its figures and how long it took to reach contention; `None` if it was
+/// interrupted before its end.
+fn run_cell(
+    config: &RunConfig,
+    interrupt: Arc<AtomicBool>,
+) -> Result<Option<(Figures, StartupTimes)>> {
     let Some((finished, took)) = run_stored(config, interrupt)? else {
         return Ok(None);
     };
-    Ok(Some(Figures::measure(
+    let startup = finished.startup;
+    let figures = Figures::measure(
         Measured {
             results: &finished.results,
             model: &finished.model,
@@ -180,7 +220,8 @@ fn run_cell(config: &RunConfig, interrupt: Arc<AtomicBool>) -> Result<Option<Fig
         config.command.clone(),
         config.seed,
         took,
-    )))
+    );
+    Ok(Some((figures, startup)))
 }
 
 /// Runs one configuration as an ordinary stored run (its folder written, no summary published)

@@ -15,6 +15,8 @@ mod progress;
 mod quiet;
 pub mod scheduler;
 mod setup;
+pub mod startup_gate;
+pub mod startup_times;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -49,6 +51,8 @@ pub struct Finished {
     pub model: Model,
     /// What the report read off the history beside the model (setup, times, acquire latencies).
     pub history: HistoryFacts,
+    /// How long the run took to reach contention.
+    pub startup: startup_times::StartupTimes,
 }
 
 impl Finished {
@@ -115,6 +119,8 @@ struct RunInfo<'a> {
     /// records it.
     #[serde(skip_serializing_if = "Option::is_none")]
     service_facts: Option<&'a BTreeMap<String, serde_json::Value>>,
+    /// How long the run took to reach contention, phase by phase.
+    startup: &'a startup_times::StartupTimes,
 }
 
 /// Runs one test and checks its history. `interrupt` is set by Ctrl-C or SIGTERM.
@@ -123,6 +129,7 @@ pub fn run(
     interrupt: Arc<AtomicBool>,
     summary: crate::report::summary_md::RunSummary,
 ) -> Result<Finished> {
+    let begun = std::time::Instant::now();
     preflight(config)?;
     let mut prefix = RunPrefix::claim()?;
     let files = [
@@ -142,7 +149,7 @@ pub fn run(
         crate::text::terminal::field(&dir.display().to_string())
     );
 
-    let mut workload = setup::setup(config, &prefix, &dir)?;
+    let (mut workload, startup) = setup::setup(config, &prefix, &dir, begun)?;
     let decider = (config.until == crate::cli::Until::Decided)
         .then(|| decided::Decider::new(dir.join(store::HISTORY)));
     let outcome = workload.execute(config, &interrupt, decider, dir.join(store::HISTORY));
@@ -157,6 +164,7 @@ pub fn run(
     // The verdict is the checkers' alone: the history holds how the run ended (`run-end`),
     // so a crashed client or an interruption makes it unknown there, for every later reader too.
     let loaded = crate::report::load(&dir)?;
+    let startup = startup.with_first_contended(&dir.join(store::HISTORY));
     let setup = &loaded.history.setup_record;
     let run_results = RunResults {
         run: RunInfo {
@@ -171,6 +179,7 @@ pub fn run(
             client_libraries: &loaded.history.libraries,
             server_bins: &setup.server_bins,
             service_facts: setup.service_facts.as_ref(),
+            startup: &startup,
         },
         results: &loaded.results,
     };
@@ -189,5 +198,6 @@ pub fn run(
         left_behind,
         model: loaded.model,
         history: loaded.history,
+        startup,
     })
 }

@@ -16,6 +16,7 @@ use lockpick_workloads::RunClock;
 use serde_json::Value;
 
 use super::events::Workload;
+use super::startup_times::StartupTimes;
 use crate::cluster::{ClientCommand, Cluster, Parts};
 use crate::config::RunConfig;
 use crate::history_log::HistoryLog;
@@ -33,19 +34,27 @@ use crate::store;
 
 const RESOURCE_PORT: u16 = 7000;
 
-/// Runs the setup phase; each stage below is one step of it, in this order.
-pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workload> {
+/// Runs the setup phase; each stage below is one step of it, in this order. Returns the
+/// workload and how long its phases took since `begun`, the run's start.
+pub fn setup(
+    config: &RunConfig,
+    prefix: &RunPrefix,
+    dir: &Path,
+    begun: Instant,
+) -> Result<(Workload, StartupTimes)> {
     let logs = dir.join(store::LOGS);
     crate::run_prefix::record_made(&prefix.name, "scratch")?;
     let scratch = Scratch::create(&prefix.name)?;
     let mut service = config.lock.service();
     let shape = config.shape();
+    let making = Instant::now();
     let (runtime, nodes) = make_nodes(config, prefix, dir, &scratch, service.name())?;
+    let nodes_seconds = making.elapsed().as_secs_f64();
     let servers: Vec<Node> = shape.servers.iter().map(|n| nodes[n].clone()).collect();
     let mut children = Children::default();
     let mut launches = BTreeMap::new();
     let server_bin = config.server_bins.get(service.name()).map(PathBuf::as_path);
-    let started = start_service(
+    let (started, gate_wait, service_start) = start_service(
         config,
         service.as_mut(),
         &mut ServiceSetup {
@@ -70,6 +79,13 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
     schedule.save(&dir.join(store::SCHEDULE))?;
 
     let clock = RunClock::start();
+    let times = StartupTimes {
+        nodes_seconds,
+        gate_wait_seconds: gate_wait.as_secs_f64(),
+        service_seconds: service_start.as_secs_f64(),
+        clock_started_seconds: begun.elapsed().as_secs_f64(),
+        first_contended_seconds: None,
+    };
     let mut log = HistoryLog::create(&dir.join(store::HISTORY))?;
     let record = setup_record(config, prefix, runtime.as_ref(), &started)?;
     log.append(Op::new(
@@ -116,7 +132,7 @@ pub fn setup(config: &RunConfig, prefix: &RunPrefix, dir: &Path) -> Result<Workl
         cluster.spawn_client(slot, deadline)?;
     }
     let scheduler = Scheduler::new(&schedule, config.faults.clone())?;
-    Ok(Workload::new(cluster, clock, log, events, scheduler))
+    Ok((Workload::new(cluster, clock, log, events, scheduler), times))
 }
 
 /// The runtime and every node of the run (servers, clients, the resource's), with firewall
@@ -166,15 +182,28 @@ struct Started {
     addresses: Vec<String>,
 }
 
-/// Starts the lock service's servers and waits until they answer: the step whose time the
-/// terminal tells, with what the service is (its facts, what each server keeps).
+/// Starts the lock service's servers once the start-up gate lets it (see
+/// [`super::startup_gate`]) and waits until they answer: the step whose time the terminal
+/// tells, with what the service is (its facts, what each server keeps). Returns also how long
+/// it waited at the gate and how long the start took.
 fn start_service(
     config: &RunConfig,
     service: &mut dyn crate::service::LockService,
     setup: &mut ServiceSetup,
-) -> Result<Started> {
+) -> Result<(Started, Duration, Duration)> {
+    let cost = config.lock.service_entry().cost;
+    let pass = super::startup_gate::enter(cost.startup_cores, super::startup_gate::cores());
+    if pass.waited >= Duration::from_millis(100) {
+        crate::tell!(
+            "lockpick: waited {:.2} s for other cells' start-ups",
+            pass.waited.as_secs_f64()
+        );
+    }
     let started = Instant::now();
     service.start(setup)?;
+    let took = started.elapsed();
+    let waited = pass.waited;
+    drop(pass);
     let keeping = match config.persistence {
         Some(kept) if kept.keeps_data() => format!(", each keeping its data ({})", kept.name()),
         _ => String::new(),
@@ -190,7 +219,7 @@ fn start_service(
         "lockpick: {} ready on {} node(s) in {:.2} s{keeping}{}",
         crate::text::terminal::field(config.lock.label()),
         setup.nodes.len(),
-        started.elapsed().as_secs_f64(),
+        took.as_secs_f64(),
         if told.is_empty() {
             String::new()
         } else {
@@ -211,13 +240,17 @@ fn start_service(
         .zip(service.endpoints())
         .map(|(node, endpoint)| Ok((node.name.clone(), endpoint.parse()?)))
         .collect::<Result<_>>()?;
-    Ok(Started {
-        facts,
-        server_versions,
-        server_bins,
-        endpoints,
-        addresses: service.endpoints(),
-    })
+    Ok((
+        Started {
+            facts,
+            server_versions,
+            server_bins,
+            endpoints,
+            addresses: service.endpoints(),
+        },
+        waited,
+        took,
+    ))
 }
 
 /// The history's first line: what the run is, as the checkers and every output read it.

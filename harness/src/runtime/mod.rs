@@ -7,6 +7,7 @@
 pub mod docker;
 pub mod faketime;
 pub mod firewall;
+pub mod ip_command;
 pub mod leftovers;
 pub mod netns;
 pub mod process_spec;

@@ -16,6 +16,8 @@ use nix::sched::{setns, CloneFlags};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+pub use super::ip_command::ip;
+use super::ip_command::ip_batch;
 use super::leftovers::{Leftover, Removal};
 use super::process_spec::{spawn_here, ProcessSpec, Programs};
 use super::{Node, Runtime, RuntimeKind, RuntimeSettings};
@@ -271,22 +273,23 @@ impl NetnsRuntime {
         make_namespace(ns)?;
         self.namespaces.push(ns.to_string());
         let port = format!("v{host}");
-        let sw = self.switch.as_str();
-        ip(&[
-            "-n", sw, "link", "add", &port, "type", "veth", "peer", "name", "eth0", "netns", ns,
-        ])?;
-        ip(&["-n", sw, "link", "set", &port, "master", "bridge0", "up"])?;
-        ip(&[
-            "-n",
+        // One `ip` per namespace, each reading its commands in a batch: a start-up on a busy
+        // machine paid 25 to 50 ms for each `ip` started, and a run makes 9 to 11 nodes.
+        ip_batch(
+            &self.switch,
+            &[
+                format!("link add {port} type veth peer name eth0 netns {ns}"),
+                format!("link set {port} master bridge0 up"),
+            ],
+        )?;
+        ip_batch(
             ns,
-            "addr",
-            "add",
-            &format!("{}/24", node.ip),
-            "dev",
-            "eth0",
-        ])?;
-        ip(&["-n", ns, "link", "set", "eth0", "up"])?;
-        ip(&["-n", ns, "link", "set", "lo", "up"])?;
+            &[
+                format!("addr add {}/24 dev eth0", node.ip),
+                "link set eth0 up".to_string(),
+                "link set lo up".to_string(),
+            ],
+        )?;
         self.nodes.push(node.clone());
         Ok(node)
     }
@@ -359,23 +362,6 @@ fn list_namespaces() -> Vec<String> {
         .filter_map(|l| l.split_whitespace().next())
         .map(str::to_string)
         .collect()
-}
-
-/// Runs `ip` with `args`; the error names the command and what `ip` said.
-pub fn ip(args: &[&str]) -> Result<()> {
-    let output = Command::new("ip")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run `ip` (Debian package iproute2)")?;
-    if !output.status.success() {
-        bail!(
-            "`ip {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

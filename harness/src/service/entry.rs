@@ -42,6 +42,25 @@ pub struct ServiceEntry {
     /// beyond `LOCKPICK_SERVERS`: what each address is, how to log in, what is made ready for
     /// it. The book's exec table and PROTOCOL.md are written from it.
     pub connection: &'static str,
+    /// What one cell on it costs the machine: `compare` sizes its default parallelism and
+    /// its start-up gate from it.
+    pub cost: CellCost,
+    /// How long its servers get to end on SIGTERM at a run's end before they are killed.
+    pub stop_grace: std::time::Duration,
+}
+
+/// What one cell of a comparison on a service keeps busy (its servers and 5 clients), measured
+/// on a 2-core machine (docs/performance.md says how). A start-up is CPU-bound (a JVM loading
+/// classes, an etcd cluster electing); the contention phase mostly waits on leases and timers.
+#[derive(Clone, Copy, Debug)]
+pub struct CellCost {
+    /// Cores its servers' start-up keeps busy: a start-up waits at the gate until that many are
+    /// free (0: too short to be worth a wait).
+    pub startup_cores: f64,
+    /// Cores the cell keeps busy while its clients contend for the lock.
+    pub contention_cores: f64,
+    /// Resident memory of its servers and clients, in MB.
+    pub memory_mb: u64,
 }
 
 /// How a clock nemesis moves a service's servers' clocks.

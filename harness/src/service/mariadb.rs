@@ -65,6 +65,14 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
                  in as user `lockpick`, no password, no TLS, no database needed; `GET_LOCK`, \
                  `RELEASE_LOCK` and `IS_USED_LOCK` are the named lock's calls, held by the \
                  connection's session",
+    // Estimated, not measured (as Sentinel's and PostgreSQL's): `mariadb-install-db` and the
+    // server's InnoDB start are CPU-bound for a second or two.
+    cost: super::entry::CellCost {
+        startup_cores: 1.0,
+        contention_cores: 0.3,
+        memory_mb: 300,
+    },
+    stop_grace: std::time::Duration::from_millis(3000),
 };
 
 #[derive(Default)]

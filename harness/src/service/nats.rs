@@ -50,6 +50,14 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
                  the KV bucket `lockpick` (3 replicas, its `max_age` the run's TTL, history 1) \
                  is there, empty: its stream is `KV_lockpick`, a key `k` is the subject \
                  `$KV.lockpick.k`",
+    // Estimated, not measured (as Sentinel's and PostgreSQL's): three Go servers forming a
+    // JetStream cluster and electing the bucket's stream leader at the start.
+    cost: super::entry::CellCost {
+        startup_cores: 1.0,
+        contention_cores: 0.3,
+        memory_mb: 200,
+    },
+    stop_grace: std::time::Duration::from_millis(3000),
 };
 
 #[derive(Default)]

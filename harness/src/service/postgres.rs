@@ -58,6 +58,13 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
                  `postgres`, no password (trust), no TLS; the table `lockpick_leases (name text \
                  PRIMARY KEY, holder text, expires_at timestamptz NOT NULL DEFAULT '-infinity', \
                  token bigint NOT NULL DEFAULT 0)` is there, empty, for a lease lock's rows",
+    // Start-up: initdb, then one server.
+    cost: super::entry::CellCost {
+        startup_cores: 1.0,
+        contention_cores: 0.3,
+        memory_mb: 250,
+    },
+    stop_grace: std::time::Duration::from_millis(3000),
 };
 
 /// The newest installed server's bin/ folder.

@@ -50,6 +50,13 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     connection: "each address is one redis-server (port 6379) of a primary and its replicas, \
                  no password; a Sentinel on each node names the primary (its lock lends no \
                  servers to client programs)",
+    // Start-up: six redis-server processes, three of them Sentinels.
+    cost: super::entry::CellCost {
+        startup_cores: 0.5,
+        contention_cores: 0.3,
+        memory_mb: 200,
+    },
+    stop_grace: std::time::Duration::from_millis(3000),
 };
 
 /// Starts the node's Sentinel in the background, then becomes its redis-server: `$1` is the

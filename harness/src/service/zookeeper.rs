@@ -53,6 +53,13 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     connection: "each address is one server's client port (2181); a connect string is them \
                  joined by commas; no authentication, no chroot; the lock's path is the \
                  program's to choose (`/` + `LOCKPICK_KEY`, say)",
+    // Start-up: three JVMs loading classes keep both cores busy for ~1.5 s.
+    cost: super::entry::CellCost {
+        startup_cores: 2.0,
+        contention_cores: 0.2,
+        memory_mb: 330,
+    },
+    stop_grace: std::time::Duration::from_millis(3000),
 };
 
 pub struct ZookeeperService {

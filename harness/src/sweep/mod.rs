@@ -50,7 +50,7 @@ pub fn sweep(args: &SweepArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
     let total = grid.jobs.len();
     let runs = run_jobs(
         &grid.jobs,
-        grid.parallel,
+        &std::sync::atomic::AtomicUsize::new(grid.parallel),
         &interrupt,
         |job| {
             if interrupt.load(Ordering::SeqCst) {

@@ -125,7 +125,7 @@ fn the_stability_bench_counts_the_runs_off_their_expectation() {
 }
 
 #[test]
-fn the_gate_bench_runs_the_example_gate_both_ways_with_the_same_verdicts() {
+fn the_gate_bench_runs_the_example_gate_one_at_a_time_and_automatic_with_the_same_verdicts() {
     let output = lockpick()
         .args(["bench", "gate", "--quick"])
         .output()
@@ -141,13 +141,23 @@ fn the_gate_bench_runs_the_example_gate_both_ways_with_the_same_verdicts() {
     let rows = figures["gate"].as_array().expect("gate figures");
     assert_eq!(rows.len(), 2, "{figures}");
     assert_eq!(
-        (&rows[0]["until"], &rows[1]["until"]),
-        (&"time-limit".into(), &"decided".into())
+        (&rows[0]["parallel"], &rows[1]["parallel"]),
+        (&"--parallel 1".into(), &"automatic".into())
+    );
+    assert_eq!(rows[0]["at_once"], 1, "{figures}");
+    assert!(rows[1]["at_once"].as_u64().unwrap() >= 1, "{figures}");
+    assert!(
+        rows[1]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("automatic: "),
+        "{figures}"
     );
     for row in rows {
         assert_eq!(row["cells"], 10, "{row}");
         assert!(row["wall_seconds"].as_f64().unwrap() > 0.0, "{row}");
     }
     assert_eq!(rows[0]["verdicts"], rows[1]["verdicts"]);
+    assert_eq!(rows[1]["identical"], true, "{figures}");
     assert!(stdout.contains("the example gate"), "{stdout}");
 }

@@ -39,6 +39,7 @@ mod lockpick_image;
 mod mariadb;
 mod nats;
 mod nemeses;
+mod parallel_identity;
 mod postgres;
 mod protocol_check;
 mod redis_lock;

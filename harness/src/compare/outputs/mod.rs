@@ -31,6 +31,9 @@ pub struct Stored<'a> {
     /// A shard's record for `lockpick merge` (absent from a whole comparison's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<&'a crate::compare::shards::record::ShardPart>,
+    /// How many cells ran at once, why, and whether the cells' slowing lowered it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallelism: Option<&'a crate::compare::pace::Pace>,
 }
 
 fn latency(ms: Option<f64>) -> String {

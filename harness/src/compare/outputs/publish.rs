@@ -33,6 +33,8 @@ pub struct Comparison<'a> {
     pub exit_code: u8,
     /// A shard's record for `lockpick merge`; `None` for a whole comparison.
     pub shard: Option<&'a ShardPart>,
+    /// How many cells ran at once and why (`None` for `merge`, which runs none).
+    pub parallelism: Option<&'a crate::compare::pace::Pace>,
 }
 
 /// 2 when interrupted; else 1 if any expectation broke, 2 if any is unproven, 0 otherwise.
@@ -147,6 +149,7 @@ pub fn write(
         exit_code: c.exit_code,
         cells,
         shard: c.shard,
+        parallelism: c.parallelism,
     };
     crate::files::safe_write::replace(
         &dir.join(JSON),

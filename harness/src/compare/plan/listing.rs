@@ -64,10 +64,12 @@ pub fn checked(plan: &Plan) -> String {
         .map_or("the flags".to_string(), |p| p.display().to_string());
     let count = plan.cells.len();
     format!(
-        "{source}: the matrix is sound: {count} {} ({} n/a), seed {}, {} at a time; nothing was run",
+        "{source}: the matrix is sound: {count} {} ({} n/a), seed {}, {} at a time ({}); \
+         nothing was run",
         if count == 1 { "cell" } else { "cells" },
         plan.cells.len() - runnable,
         plan.seed,
-        plan.parallel
+        plan.parallel,
+        plan.parallelism.reason
     )
 }

@@ -7,6 +7,7 @@ mod axes;
 pub(crate) mod listing;
 pub(crate) mod lock_entries;
 pub mod matrix;
+pub mod parallelism;
 
 use std::path::PathBuf;
 
@@ -26,8 +27,7 @@ struct CellCommand {
     run: RunArgs,
 }
 
-/// Most cells at once: each runs its own servers, clients and namespaces.
-const MAX_PARALLEL: usize = 16;
+use parallelism::{Parallelism, MAX_PARALLEL};
 
 /// A comparison's cells are shorter than a run's default.
 const DEFAULT_TIME_LIMIT: &str = "10s";
@@ -49,6 +49,8 @@ pub struct Plan {
     /// The seed of each repeat: the first is `seed` itself.
     pub seeds: Vec<u64>,
     pub parallel: usize,
+    /// How `parallel` was decided, and why.
+    pub parallelism: Parallelism,
     pub store: PathBuf,
     /// Whether a matrix file said what to expect (else every cell is expected valid).
     pub from_matrix: Option<PathBuf>,
@@ -73,7 +75,7 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
         .matrix
         .as_ref()
         .map_or(String::new(), |p| p.display().to_string());
-    let (parallel, repeat) = sizes(args, &matrix)?;
+    let (given, repeat) = sizes(args, &matrix)?;
     let from_file = axes::of_file(&file, &matrix)?;
     check_file_knobs(&file, &matrix.knobs)?;
     let axes = axes::narrowed(args, from_file)?;
@@ -116,28 +118,42 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
             return Err(bad(format!("no cell of the comparison can run: {refused}")));
         }
     }
+    let services: Vec<_> = (cells.iter())
+        .filter_map(|c| c.configs.as_ref().ok()?.first())
+        .map(|config| config.lock.service_entry())
+        .collect();
+    let parallelism = parallelism::decide(
+        given,
+        &services,
+        services.len() * seeds.len(),
+        parallelism::Machine::now(),
+    );
     Ok(Plan {
         cells,
         seed,
         seeds,
-        parallel,
+        parallel: parallelism.at_once,
+        parallelism,
         store,
         from_matrix: args.matrix.clone(),
     })
 }
 
-/// How many cells run at once, and how many repeats of each: their own step because each is
+/// How many cells run at once if that is given (and where it came from; else it is decided
+/// once the cells are planned), and how many repeats of each: their own step because each is
 /// bounded, and the file's `at-least`s are held to the repeats.
-fn sizes(args: &CompareArgs, matrix: &Matrix) -> Result<(usize, usize)> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let parallel = args
-        .parallel
-        .or(matrix.parallel)
-        .unwrap_or(cores.min(MAX_PARALLEL));
-    if parallel == 0 || parallel > MAX_PARALLEL {
-        return Err(bad(format!(
-            "--parallel {parallel} must be between 1 and {MAX_PARALLEL}"
-        )));
+fn sizes(args: &CompareArgs, matrix: &Matrix) -> Result<(Option<(usize, &'static str)>, usize)> {
+    let given = match (args.parallel, matrix.parallel) {
+        (Some(n), _) => Some((n, "--parallel")),
+        (None, Some(n)) => Some((n, "parallel = in the matrix file:")),
+        (None, None) => None,
+    };
+    if let Some((parallel, _)) = given {
+        if parallel == 0 || parallel > MAX_PARALLEL {
+            return Err(bad(format!(
+                "--parallel {parallel} must be between 1 and {MAX_PARALLEL}"
+            )));
+        }
     }
     let repeat = args.repeat.or(matrix.repeat).unwrap_or(1);
     if repeat == 0 || repeat > MAX_REPEAT {
@@ -148,7 +164,7 @@ fn sizes(args: &CompareArgs, matrix: &Matrix) -> Result<(usize, usize)> {
     for group in &matrix.expect {
         at_least_fits(group, repeat)?;
     }
-    Ok((parallel, repeat))
+    Ok((given, repeat))
 }
 
 /// The product of the axes may not pass `--max-cells`: its own step because it is checked

@@ -73,6 +73,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
         runnable,
         exit_code: code,
         shard: None,
+        parallelism: None,
     };
     crate::tell!(
         "lockpick merge: {n} shards, {} cells, seed {seed}",
