@@ -65,6 +65,11 @@ impl Lock for Mariadb {
         None
     }
 
+    /// The lock lasts as long as its MariaDB session: no TTL is read.
+    fn reads_ttl(&self) -> bool {
+        false
+    }
+
     fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
         let node = spec.first_node()?;
         let lock = NamedLock::new(node, &spec.key, spec.op_timeout(), spec.run_clock());

@@ -192,6 +192,13 @@ pub trait Lock: Sync {
     /// length after its last renewal, plus the service's own slack.
     fn lease_silence(&self, ttl: Duration) -> Option<Duration>;
 
+    /// Whether the lock reads the run's TTL (`--ttl`; an exec program gets it as
+    /// `LOCKPICK_TTL_MS`): false for a lock whose lease is its session, which no TTL shortens.
+    /// A lock without a lease length of its own to report may still read it.
+    fn reads_ttl(&self) -> bool {
+        true
+    }
+
     /// How `skew-clients` moves its client's clock (when `client_clock` allows it at all).
     fn client_clock_mover(&self) -> ClientClockMover {
         ClientClockMover::SkewFile

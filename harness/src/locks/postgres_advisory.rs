@@ -54,6 +54,11 @@ impl Lock for PostgresAdvisory {
         None
     }
 
+    /// The lock lasts as long as its PostgreSQL session: no TTL is read.
+    fn reads_ttl(&self) -> bool {
+        false
+    }
+
     fn client(&self, spec: &ClientSpec) -> anyhow::Result<Box<dyn LockClient>> {
         let node = spec.first_node()?;
         let lock = AdvisoryLock::new(node, &spec.key, spec.op_timeout(), spec.run_clock());

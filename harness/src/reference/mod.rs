@@ -36,8 +36,8 @@ fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
     out
 }
 
-/// Every lock of the catalogue: its name, what it is, its servers, its token, and which
-/// faults aimed at a leader or a server's clock it can be put through.
+/// Every lock of the catalogue: its name, what it is, its servers, its token, whether `--ttl`
+/// changes it, and which faults aimed at a leader or a server's clock it can be put through.
 pub fn locks() -> String {
     let rows = LOCKS
         .iter()
@@ -48,6 +48,12 @@ pub fn locks() -> String {
                 cell(lock.about()),
                 format!("`{}` × {}", lock.service_entry().name, c.servers),
                 cell(c.token),
+                (if lock.reads_ttl() {
+                    "yes"
+                } else {
+                    "no: its session is the lease"
+                })
+                .to_string(),
                 support(c.server_clock),
                 support(c.leader),
             ]
@@ -59,6 +65,7 @@ pub fn locks() -> String {
             "what it is",
             "servers",
             "fencing token",
+            "reads the TTL",
             "server clocks move",
             "a leader to aim at",
         ],

@@ -54,14 +54,12 @@ pub static KNOBS: &[Knob] = &[
         unit: Unit::Duration,
         against_ttl: false,
         ignored: |lock, _| {
-            lock.lease_silence(std::time::Duration::from_secs(1))
-                .is_none()
-                .then(|| {
-                    format!(
-                        "{} has no lease length: its TTL changes nothing",
-                        lock.label()
-                    )
-                })
+            (!lock.reads_ttl()).then(|| {
+                format!(
+                    "{} reads no TTL (its session is the lease): its TTL changes nothing",
+                    lock.label()
+                )
+            })
         },
         set: |k, v| k.run.ttl = Some(v),
         given: |k| k.run.ttl.is_some(),
@@ -151,5 +149,13 @@ mod tests {
         assert!((knob("ttl").ignored)(redis, &[pause]).is_none());
         let advisory = crate::locks::find("postgres-advisory").unwrap();
         assert!((knob("ttl").ignored)(advisory, &[pause]).is_some());
+        let mariadb = crate::locks::find("mariadb").unwrap();
+        assert!((knob("ttl").ignored)(mariadb, &[pause]).is_some());
+        // An exec program is given the TTL (LOCKPICK_TTL_MS) though it reports no lease length.
+        let exec = crate::locks::find_named("exec:redis:./client", Some("mine")).unwrap();
+        assert!(exec
+            .lease_silence(std::time::Duration::from_secs(1))
+            .is_none());
+        assert!((knob("ttl").ignored)(exec, &[pause]).is_none());
     }
 }

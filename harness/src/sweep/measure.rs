@@ -18,6 +18,8 @@ pub struct RunMeasure {
     pub verdict: Validity,
     pub overlaps: usize,
     pub stale_writes: usize,
+    /// Accesses the resource rejected: the fence at work (0 without fencing).
+    pub rejected: usize,
     /// Seconds from each fault that hit the client holding the lock to the next grant to
     /// another client.
     pub next_grant_s: Vec<f64>,
@@ -47,6 +49,7 @@ impl RunMeasure {
             verdict: finished.results.valid,
             overlaps: counts.overlaps,
             stale_writes: counts.stale_writes,
+            rejected: (finished.results.stale_accesses.as_ref()).map_or(0, |s| s.rejected),
             next_grant_s,
             never_granted,
             acquire_us: (finished.history.acquire_latencies.iter())

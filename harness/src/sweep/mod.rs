@@ -22,7 +22,7 @@ mod plot;
 pub mod range;
 mod stats;
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -83,10 +83,11 @@ pub fn sweep(args: &SweepArgs, interrupt: Arc<AtomicBool>) -> Result<u8> {
         interrupted,
         runs,
     };
-    let dir = write(&outcome, &grid.store)?;
+    let dir = &grid.dir;
+    write(&outcome, dir).with_context(|| format!("cannot write the sweep into {dir:?}"))?;
     crate::say!("{}", outcome.headline());
     for row in outcome.rows() {
-        crate::say!("  {}", row[..7].join(" | "));
+        crate::say!("  {}", row[..9].join(" | "));
     }
     crate::say!("sweep: {}", dir.join(PAGE).display());
     Ok(if interrupted { 2 } else { 0 })
@@ -145,11 +146,9 @@ fn minutes(d: Duration) -> String {
     }
 }
 
-/// Writes `sweep.json`, `sweep.md`, each plot's SVG and `sweep.html` into a new folder `<store>/sweep/<time>/`.
-fn write(outcome: &Outcome, store: &std::path::Path) -> Result<PathBuf> {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string();
-    let dir = store.join("sweep").join(stamp);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {dir:?}"))?;
+/// Writes `sweep.json`, `sweep.md`, each plot's SVG and `sweep.html` into the sweep's folder
+/// `dir`, made by the plan before any run (each file created exclusively, never through a link).
+fn write(outcome: &Outcome, dir: &Path) -> Result<()> {
     let json = serde_json::to_string_pretty(outcome)?;
     safe_write::write_new(&dir.join(JSON), json)?;
     safe_write::write_new(&dir.join(MARKDOWN), outcome.markdown())?;
@@ -160,6 +159,6 @@ fn write(outcome: &Outcome, store: &std::path::Path) -> Result<PathBuf> {
         safe_write::write_new(&dir.join(measure.file), &svg)?;
         plots.push((measure, svg));
     }
-    safe_write::write_new(&dir.join(PAGE), page::render(outcome, &plots, &dir))?;
-    Ok(dir)
+    safe_write::write_new(&dir.join(PAGE), page::render(outcome, &plots, dir))?;
+    Ok(())
 }

@@ -32,11 +32,23 @@ fn knob_name<S: serde::Serializer>(knob: &&'static Knob, s: S) -> Result<S::Ok, 
     s.serialize_str(knob.name)
 }
 
-/// A share as a percentage with the runs it counts: `67% (2/3)`.
-pub fn share(share: f64, runs: usize) -> String {
-    let hits = (share * runs as f64).round() as usize;
-    format!("{:.0}% ({hits}/{runs})", share * 100.0)
+/// A share of the decided runs as a percentage with the runs it counts, and its mean: `67% (2/3
+/// decided), mean 1.3`; a dash when no run was decided.
+pub fn share(share: Option<f64>, mean: Option<f64>, decided: usize) -> String {
+    match (share, mean) {
+        (Some(share), Some(mean)) => {
+            let hits = (share * decided as f64).round() as usize;
+            format!(
+                "{:.0}% ({hits}/{decided} decided), mean {mean:.1}",
+                share * 100.0
+            )
+        }
+        _ => "– (no decided run)".to_string(),
+    }
 }
+
+/// The columns of the table.
+pub const COLUMNS: usize = 11;
 
 /// Seconds, or a dash where nothing was measured.
 pub fn seconds(s: Option<f64>) -> String {
@@ -63,7 +75,7 @@ impl Outcome {
     }
 
     /// One row per point of each line, as the markdown table and the page show them.
-    pub fn rows(&self) -> Vec<[String; 9]> {
+    pub fn rows(&self) -> Vec<[String; COLUMNS]> {
         (self.stats.iter())
             .map(|s| {
                 let point = &self.points[s.point];
@@ -74,16 +86,10 @@ impl Outcome {
                     point.ratio.map_or("–".to_string(), |r| format!("{r:.2}")),
                     format!("{} fencing {}", series.lock, series.fencing),
                     format!("{}/{}/{}", s.invalid, s.unknown, s.valid),
-                    format!(
-                        "{}, mean {:.1}",
-                        share(s.overlap_share, s.runs),
-                        s.mean_overlaps
-                    ),
-                    format!(
-                        "{}, mean {:.1}",
-                        share(s.stale_share, s.runs),
-                        s.mean_stale_writes
-                    ),
+                    s.unknown.to_string(),
+                    share(s.overlap_share, s.mean_overlaps, s.decided),
+                    share(s.stale_share, s.mean_stale_writes, s.decided),
+                    s.rejected.to_string(),
                     format!(
                         "{} (n={}, max {})",
                         seconds(s.next_grant_mean_s),
@@ -98,7 +104,7 @@ impl Outcome {
     }
 
     /// The table's columns.
-    pub fn header(&self) -> [String; 9] {
+    pub fn header(&self) -> [String; COLUMNS] {
         let ratio = if self.knob.name == "ttl" {
             "fault duration / TTL"
         } else {
@@ -109,8 +115,10 @@ impl Outcome {
             ratio.to_string(),
             "lock".to_string(),
             "invalid/unknown/valid".to_string(),
-            "runs with overlapping holders".to_string(),
-            "runs with stale writes accepted".to_string(),
+            "unknown (counted in no share)".to_string(),
+            "decided runs with overlapping holders".to_string(),
+            "decided runs with stale writes accepted".to_string(),
+            "accesses the fence rejected".to_string(),
             "time to next grant after a fault on the holder".to_string(),
             "acquire p50 / p99 ms".to_string(),
             "no grant after the fault before the end".to_string(),
@@ -125,12 +133,14 @@ impl Outcome {
             format!("| {} |\n", cells.join(" | "))
         };
         md.push_str(&line(&self.header()));
-        md.push_str(&format!("|{}\n", " --- |".repeat(9)));
+        md.push_str(&format!("|{}\n", " --- |".repeat(COLUMNS)));
         for row in self.rows() {
             md.push_str(&line(&row));
         }
         md.push_str(
-            "\nShares count the runs of a point that showed the violation at least once; the time \
+            "\nShares count the decided runs (valid or invalid) of a point that showed the violation \
+             at least once: an unknown run proved nothing (its faults may not have taken effect) \
+             and counts toward no share or mean; a point with no decided run has none. The time \
              to the next grant runs from a fault on the client holding the lock (a kill, a pause) \
              to the next grant to another client.\n",
         );

@@ -34,6 +34,12 @@ pub fn render(outcome: &Outcome, plots: &[(&Measure, String)], dir: &Path) -> St
                      its runs, one per seed (" (outcome.seeds.len()) " a point). x: "
                     (plot::x_axis(outcome)) "."
                 }
+                p.note {
+                    "A share counts only the decided runs (valid or invalid): an unknown run proved nothing \
+                     (its faults may not have taken effect), so it counts toward no share or mean and is \
+                     written beside its point as \"n unknown\". A point with no decided run is not drawn: \
+                     it is no evidence of safety."
+                }
                 @for (measure, svg) in plots {
                     figure.plot data-measure=(measure.y_axis) {
                         (PreEscaped(svg))

@@ -26,6 +26,9 @@ const DEFAULT_TIME_LIMIT: &str = "10s";
 /// Most runs at once, as in a comparison.
 const MAX_PARALLEL: usize = 16;
 
+/// The store's folder of sweeps, `<store>/sweep/<time>/` each.
+pub const SWEEPS: &str = "sweep";
+
 /// Most seeds a point.
 const MAX_SEEDS: usize = 100;
 
@@ -63,7 +66,8 @@ pub struct Grid {
     pub seeds: Vec<u64>,
     pub jobs: Vec<Job>,
     pub parallel: usize,
-    pub store: PathBuf,
+    /// The sweep's folder, `<store>/sweep/<time>/`, made before any run: its outputs go there.
+    pub dir: PathBuf,
     /// The TTL every run shares (`None` when the TTL is swept).
     pub ttl: Option<Duration>,
     /// The one run's time it takes, roughly: its time limit, quiet time and set-up.
@@ -145,9 +149,18 @@ pub fn plan(args: &SweepArgs) -> Result<Grid> {
         Some(text) => Some(parse_duration("--fault-duration", text)?),
         None => None,
     };
+    range::words(knob, &values, ttl)?;
     let store = std::path::absolute(&args.store)
         .map_err(|e| bad(format!("--store {}: {e}", args.store.display())))?;
-    crate::store::check_writable(&store, "sweep")?;
+    // Each run is given its store as a flag word: a path that is no text would be changed on
+    // the way, and the runs stored elsewhere than the sweep.
+    let Some(store_word) = store.to_str().map(str::to_string) else {
+        return Err(bad(format!(
+            "--store {}: the path is not UTF-8 text; give a folder whose path is",
+            store.display()
+        )));
+    };
+    crate::store::check_writable(&store, SWEEPS)?;
     let seed = args.seed.unwrap_or_else(rand::random);
     let seeds: Vec<u64> = (0..args.seeds).map(|r| repeat_seed(seed, r)).collect();
     let points: Vec<Point> = values.iter().map(|v| point(knob, *v, ttl, pause)).collect();
@@ -167,7 +180,7 @@ pub fn plan(args: &SweepArgs) -> Result<Grid> {
             for &seed in &seeds {
                 let mut knobs = knobs.clone();
                 (knob.set)(&mut knobs, value.word(ttl));
-                let config = configure(line, &args.nemesis, &knobs, seed, &store)?;
+                let config = configure(line, &args.nemesis, &knobs, seed, &store_word)?;
                 if !checked.contains(&line.lock) {
                     crate::run::preflight(&config)?;
                     checked.push(line.lock.clone());
@@ -182,6 +195,11 @@ pub fn plan(args: &SweepArgs) -> Result<Grid> {
     }
     let first = &jobs[0].config;
     let run_estimate = first.time_limit + first.quiet + Duration::from_secs(3);
+    // The sweep's own folder, made last of all the checks and before any run: exclusively (two
+    // sweeps started in one millisecond get one each), never through a link.
+    let dir = crate::store::create_run_dir(&store, SWEEPS, &[])?;
+    // A sweep keeps no logs of its own: each run keeps its own.
+    let _ = std::fs::remove_dir(dir.join(crate::store::LOGS));
     Ok(Grid {
         knob,
         points,
@@ -190,7 +208,7 @@ pub fn plan(args: &SweepArgs) -> Result<Grid> {
         seeds,
         jobs,
         parallel,
-        store,
+        dir,
         ttl: (knob.name != "ttl").then_some(ttl),
         run_estimate,
     })
@@ -238,7 +256,7 @@ fn configure(
     nemesis: &str,
     knobs: &CellKnobs,
     seed: u64,
-    store: &std::path::Path,
+    store: &str,
 ) -> Result<RunConfig> {
     let mut words: Vec<String> = [
         "lockpick",
@@ -251,7 +269,7 @@ fn configure(
         "--seed",
         &seed.to_string(),
         "--store",
-        &store.display().to_string(),
+        store,
     ]
     .iter()
     .map(|w| w.to_string())

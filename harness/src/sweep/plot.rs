@@ -14,7 +14,8 @@ pub struct Measure {
     /// The file it is also written to, beside `sweep.html` (for a book or a comment).
     pub file: &'static str,
     pub y_axis: &'static str,
-    /// The point's value, `None` where it has none (no fault hit a holder).
+    /// The point's value, `None` where it has none (no decided run, no fault hit a holder):
+    /// such a point is not drawn, and its line is broken there.
     pub of: fn(&PointStats) -> Option<f64>,
     /// Whether the axis is a share, from 0 to 1.
     pub share: bool,
@@ -26,14 +27,14 @@ pub static MEASURES: &[Measure] = &[
         title: "Runs with overlapping holders",
         file: "overlaps.svg",
         y_axis: "share of runs with overlapping holders",
-        of: |s| Some(s.overlap_share),
+        of: |s| s.overlap_share,
         share: true,
     },
     Measure {
         title: "Runs with stale writes the resource accepted",
         file: "stale-writes.svg",
         y_axis: "share of runs with accepted stale writes",
-        of: |s| Some(s.stale_share),
+        of: |s| s.stale_share,
         share: true,
     },
     Measure {
@@ -149,22 +150,49 @@ fn draw<DB: DrawingBackend>(
         }
         let lock_index = locks.iter().position(|l| *l == series.lock).unwrap_or(0);
         let colour = COLOURS[lock_index % COLOURS.len()];
-        let line: Vec<(f64, f64)> = (outcome.stats.iter())
-            .filter(|st| st.series == s)
+        let stats: Vec<&PointStats> = outcome.stats.iter().filter(|st| st.series == s).collect();
+        let line: Vec<(f64, f64)> = (stats.iter())
             .filter_map(|st| Some((outcome.points[st.point].x, (measure.of)(st)?)))
             .collect();
+        // Unbroken stretches of measured points: a point without a value breaks the line.
+        let mut stretches: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+        for st in &stats {
+            match (measure.of)(st) {
+                Some(y) => stretches
+                    .last_mut()
+                    .expect("one")
+                    .push((outcome.points[st.point].x, y)),
+                None => stretches.push(Vec::new()),
+            }
+        }
         let fenced = series.fencing == "on";
         let dashed = if fenced { "" } else { " (dashed)" };
         let label = format!("{} fencing {}{dashed}", series.lock, series.fencing);
-        let drawn = if fenced {
-            chart.draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))?
-        } else {
-            let style = colour.mix(0.8).stroke_width(2);
-            chart.draw_series(DashedLineSeries::new(line.clone(), 8, 5, style))?
-        };
-        drawn
-            .label(label)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
+        for (i, stretch) in stretches.into_iter().enumerate() {
+            let drawn = if fenced {
+                chart.draw_series(LineSeries::new(stretch, colour.stroke_width(2)))?
+            } else {
+                let style = colour.mix(0.8).stroke_width(2);
+                chart.draw_series(DashedLineSeries::new(stretch, 8, 5, style))?
+            };
+            if i == 0 {
+                drawn.label(label.clone()).legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2))
+                });
+            }
+        }
+        // Unknown runs, which count toward no share, are written beside their point (at the
+        // axis where the point has no value).
+        let font = ("sans-serif", 11).into_font().color(&colour);
+        chart.draw_series(stats.iter().filter(|st| st.unknown > 0).map(|st| {
+            let x = outcome.points[st.point].x;
+            let y = (measure.of)(st).unwrap_or(0.0);
+            let text = match (measure.of)(st) {
+                Some(_) => format!(" {} unknown", st.unknown),
+                None => format!(" no decided run ({} unknown)", st.unknown),
+            };
+            Text::new(text, (x, y), font.clone())
+        }))?;
         let point_style = if fenced {
             colour.filled()
         } else {
@@ -183,4 +211,65 @@ fn draw<DB: DrawingBackend>(
         .position(SeriesLabelPosition::UpperLeft)
         .draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use lockpick_checkers::Validity;
+
+    use super::*;
+    use crate::sweep::measure::RunMeasure;
+    use crate::sweep::plan::{Point, Series};
+
+    fn run(point: usize, verdict: Validity) -> RunMeasure {
+        RunMeasure {
+            point,
+            series: 0,
+            seed: 1,
+            verdict,
+            overlaps: 0,
+            stale_writes: 0,
+            rejected: 0,
+            next_grant_s: Vec::new(),
+            never_granted: 0,
+            acquire_us: Vec::new(),
+            dir: "x".into(),
+        }
+    }
+
+    #[test]
+    fn a_point_without_a_decided_run_is_not_drawn_and_unknown_runs_are_written_beside() {
+        let point = |x: f64| Point {
+            value: format!("{}ms", x * 1000.0),
+            x,
+            ratio: Some(x),
+        };
+        // Point 0: one valid run and one unknown; point 1: unknown runs only.
+        let runs = vec![
+            run(0, Validity::Valid),
+            run(0, Validity::Unknown),
+            run(1, Validity::Unknown),
+            run(1, Validity::Unknown),
+        ];
+        let outcome = Outcome {
+            knob: crate::sweep::knob::find("fault-duration").unwrap(),
+            nemesis: "pause-holder".into(),
+            ttl_s: Some(1.0),
+            pause_s: None,
+            points: vec![point(0.5), point(1.5)],
+            series: vec![Series {
+                lock: "redis".into(),
+                fencing: "on".into(),
+            }],
+            seeds: vec![1, 2],
+            planned_runs: 4,
+            interrupted: false,
+            stats: PointStats::all(2, 1, &runs),
+            runs,
+        };
+        let svg = svg(&outcome, &MEASURES[0]).unwrap();
+        assert_eq!(svg.matches("<circle").count(), 1, "one point drawn: {svg}");
+        assert!(svg.contains("1 unknown"), "{svg}");
+        assert!(svg.contains("no decided run (2 unknown)"), "{svg}");
+    }
 }

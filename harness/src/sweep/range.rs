@@ -27,7 +27,7 @@ impl Value {
     /// The value as a run's flag reads it, with the run's TTL for a multiple of it.
     pub fn word(self, ttl: Duration) -> String {
         match self {
-            Value::Duration(d) => format!("{}ms", d.as_millis()),
+            Value::Duration(d) => format!("{}ms", (d.as_nanos() + 500_000) / 1_000_000),
             Value::TimesTtl(x) => format!("{}ms", (ttl.as_secs_f64() * x * 1e3).round() as u64),
             Value::Count(n) => n.to_string(),
         }
@@ -150,14 +150,36 @@ fn spread(knob: &Knob, from: Value, to: Value, points: usize) -> Result<Vec<Valu
         )));
     }
     let at = |i: usize| a + (b - a) * i as f64 / (points - 1) as f64;
+    // Rounded as the runs read them (a duration to the millisecond, `Value::word`) before the
+    // repeats go: a range with more points than whole milliseconds or numbers holds each once.
     let values = (0..points).map(|i| match from {
-        Value::Duration(_) => Value::Duration(Duration::from_secs_f64(at(i))),
+        Value::Duration(_) => Value::Duration(Duration::from_millis((at(i) * 1e3).round() as u64)),
         Value::TimesTtl(_) => Value::TimesTtl((at(i) * 1e3).round() / 1e3),
         Value::Count(_) => Value::Count(at(i).round() as u32),
     });
     let mut values: Vec<Value> = values.collect();
-    values.dedup(); // a count range with more points than numbers
+    values.dedup();
     Ok(values)
+}
+
+/// The values as the runs read them, with `ttl` for multiples of it: refused when two points
+/// become one once rounded to the millisecond (a list, or multiples of a short TTL), saying how
+/// many distinct points there are.
+pub fn words(knob: &Knob, values: &[Value], ttl: Duration) -> Result<Vec<String>> {
+    let words: Vec<String> = values.iter().map(|v| v.word(ttl)).collect();
+    let mut distinct = words.clone();
+    distinct.dedup();
+    if distinct.len() < words.len() {
+        return Err(bad(format!(
+            "--vary {}: {} points are only {} distinct ones once rounded to whole milliseconds \
+             ({}): give fewer points or farther apart",
+            knob.name,
+            words.len(),
+            distinct.len(),
+            distinct.join(", ")
+        )));
+    }
+    Ok(words)
 }
 
 /// A list's values, which must be given in increasing order, each once.
@@ -204,6 +226,34 @@ mod tests {
         assert_eq!(words(&range), ["1000ms", "2000ms", "4000ms"]);
         let range = parse("clients=2..4", Some(5)).unwrap();
         assert_eq!(words(&range), ["2", "3", "4"]);
+    }
+
+    #[test]
+    fn a_range_with_more_points_than_milliseconds_holds_each_millisecond_once() {
+        let range = parse("delay=1ms..3ms", Some(10)).unwrap();
+        assert_eq!(words(&range), ["1ms", "2ms", "3ms"]);
+        let range = parse("work=10ms..20ms", Some(4)).unwrap();
+        assert_eq!(words(&range), ["10ms", "13ms", "17ms", "20ms"]);
+    }
+
+    #[test]
+    fn points_that_the_runs_would_read_as_one_are_refused_with_the_distinct_count() {
+        let knob = knob::find("fault-duration").unwrap();
+        let ttl = Duration::from_millis(10);
+        let range = parse("fault-duration=0.1x..0.3x", Some(5)).unwrap();
+        let error = super::words(knob, &range.values, ttl)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("5 points are only 3 distinct"), "{error}");
+        assert!(!error.contains('\n'), "{error}");
+        let range = parse("delay=1.2ms,1.4ms", None).unwrap();
+        let delay = knob::find("delay").unwrap();
+        let error = super::words(delay, &range.values, ttl)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("2 points are only 1 distinct"), "{error}");
+        let fine = super::words(knob, &range.values[..1], ttl).unwrap();
+        assert_eq!(fine, ["1ms"]);
     }
 
     #[test]

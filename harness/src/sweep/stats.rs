@@ -1,6 +1,11 @@
-//! One point of one line (a lock with a fencing mode), over its seeds: the share of runs that
-//! showed each violation, the mean counts, the time to the next grant, and acquire latency
+//! One point of one line (a lock with a fencing mode), over its seeds: the share of decided runs
+//! that showed each violation, the mean counts, the time to the next grant, and acquire latency
 //! percentiles from an HDR histogram of every acquire of its runs.
+//!
+//! Only a decided run (valid or invalid) counts toward a share or a mean: an unknown run proved
+//! nothing (its faults may never have taken effect), so counting it as a run without a violation
+//! would draw a point "safe" without proof. Unknown runs are counted apart, and a point with no
+//! decided run has no share at all.
 
 use hdrhistogram::Histogram;
 use lockpick_checkers::Validity;
@@ -18,11 +23,17 @@ pub struct PointStats {
     pub series: usize,
     /// Runs that ended (fewer than the seeds when the sweep was interrupted).
     pub runs: usize,
-    /// Share of runs with overlapping holders, and with stale writes the resource accepted.
-    pub overlap_share: f64,
-    pub stale_share: f64,
-    pub mean_overlaps: f64,
-    pub mean_stale_writes: f64,
+    /// Runs with a verdict (valid or invalid): what the shares and means are over.
+    pub decided: usize,
+    /// Share of the decided runs with overlapping holders, and with stale writes the resource
+    /// accepted; `None` when no run was decided.
+    pub overlap_share: Option<f64>,
+    pub stale_share: Option<f64>,
+    /// Mean counts over the decided runs; `None` when no run was decided.
+    pub mean_overlaps: Option<f64>,
+    pub mean_stale_writes: Option<f64>,
+    /// Accesses the resource rejected (the fence at work), over every run of the point.
+    pub rejected: usize,
     /// Runs by verdict.
     pub invalid: usize,
     pub unknown: usize,
@@ -45,10 +56,16 @@ impl PointStats {
         if runs.is_empty() {
             return None;
         }
-        let n = runs.len() as f64;
-        let share = |f: fn(&RunMeasure) -> bool| runs.iter().filter(|r| f(r)).count() as f64 / n;
-        let mean =
-            |f: fn(&RunMeasure) -> usize| runs.iter().map(|r| f(r)).sum::<usize>() as f64 / n;
+        let decided: Vec<&&RunMeasure> = (runs.iter())
+            .filter(|r| r.verdict != Validity::Unknown)
+            .collect();
+        let n = decided.len() as f64;
+        let share = |f: fn(&RunMeasure) -> bool| {
+            (!decided.is_empty()).then(|| decided.iter().filter(|r| f(r)).count() as f64 / n)
+        };
+        let mean = |f: fn(&RunMeasure) -> usize| {
+            (!decided.is_empty()).then(|| decided.iter().map(|r| f(r)).sum::<usize>() as f64 / n)
+        };
         let verdicts = |v: Validity| runs.iter().filter(|r| r.verdict == v).count();
         let gaps: Vec<f64> = runs.iter().flat_map(|r| r.next_grant_s.clone()).collect();
         let mut latencies = Histogram::<u64>::new_with_bounds(1, MOST_US, 3)
@@ -62,6 +79,8 @@ impl PointStats {
             point,
             series,
             runs: runs.len(),
+            decided: decided.len(),
+            rejected: runs.iter().map(|r| r.rejected).sum(),
             overlap_share: share(|r| r.overlaps > 0),
             stale_share: share(|r| r.stale_writes > 0),
             mean_overlaps: mean(|r| r.overlaps),
@@ -111,6 +130,7 @@ mod tests {
             },
             overlaps,
             stale_writes,
+            rejected: 1,
             next_grant_s: gaps.to_vec(),
             never_granted: 0,
             acquire_us: acquire_us.to_vec(),
@@ -134,9 +154,10 @@ mod tests {
         assert_eq!(stats.len(), 1);
         let s = &stats[0];
         assert_eq!(s.runs, 3);
-        assert!((s.overlap_share - 2.0 / 3.0).abs() < 1e-9);
-        assert!((s.stale_share - 1.0 / 3.0).abs() < 1e-9);
-        assert!((s.mean_overlaps - 4.0 / 3.0).abs() < 1e-9);
+        assert!((s.overlap_share.unwrap() - 2.0 / 3.0).abs() < 1e-9);
+        assert!((s.stale_share.unwrap() - 1.0 / 3.0).abs() < 1e-9);
+        assert!((s.mean_overlaps.unwrap() - 4.0 / 3.0).abs() < 1e-9);
+        assert_eq!((s.decided, s.rejected), (3, 3));
         assert_eq!((s.invalid, s.valid), (2, 1));
         assert_eq!(s.next_grant_mean_s, Some(2.0));
         assert_eq!(s.next_grant_max_s, Some(3.0));
@@ -145,5 +166,25 @@ mod tests {
         let p99 = s.acquire_p99_ms.unwrap();
         assert!((98.9..=99.1).contains(&p99), "{p99}");
         assert!(PointStats::of(0, 0, &[]).is_none());
+    }
+
+    #[test]
+    fn unknown_runs_count_toward_no_share_and_a_point_of_them_alone_has_none() {
+        let unknown = |overlaps| RunMeasure {
+            verdict: Validity::Unknown,
+            ..run(overlaps, 0, &[], &[])
+        };
+        // One invalid run, two unknown ones: the share is 1/1, not 1/3.
+        let runs = [run(2, 0, &[], &[]), unknown(0), unknown(0)];
+        let s = &PointStats::all(1, 1, &runs)[0];
+        assert_eq!((s.runs, s.decided, s.unknown), (3, 1, 2));
+        assert_eq!(s.overlap_share, Some(1.0));
+        assert_eq!(s.mean_overlaps, Some(2.0));
+        // Only unknown runs: no share, rather than a "safe" 0.
+        let runs = [unknown(0), unknown(0)];
+        let s = &PointStats::all(1, 1, &runs)[0];
+        assert_eq!((s.decided, s.unknown), (0, 2));
+        assert_eq!((s.overlap_share, s.stale_share), (None, None));
+        assert_eq!(s.mean_stale_writes, None);
     }
 }

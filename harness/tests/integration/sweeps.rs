@@ -27,12 +27,19 @@ fn sweep(args: &[&str]) -> (tempfile::TempDir, Done, PathBuf, Value) {
     (dir, done, folder, json)
 }
 
+/// The sweeps' folders in `store` (not the `latest` link beside them).
+fn sweeps_in(store: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(store.join("sweep")).map_or(Vec::new(), |d| {
+        d.flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect()
+    })
+}
+
 /// The one sweep's folder in `store`.
 fn only_sweep(store: &Path) -> PathBuf {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(store.join("sweep"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let mut found = sweeps_in(store);
     assert_eq!(found.len(), 1, "{found:?}");
     found.pop().unwrap()
 }
@@ -74,6 +81,10 @@ fn redis_overlaps_at_a_pause_of_one_and_a_half_ttls_and_not_below_half_of_one() 
     assert_eq!(stats.len(), 2);
     assert_eq!(json["points"][0]["value"], "600ms");
     assert_eq!(stats[0]["runs"], 2);
+    // Safe below half the TTL: proven, both runs decided valid (an unknown run counts toward no
+    // share, so a share of 0 alone proves nothing).
+    assert_eq!(stats[0]["valid"], 2, "{}", stats[0]);
+    assert_eq!(stats[0]["decided"], 2, "{}", stats[0]);
     assert_eq!(stats[0]["overlap_share"], 0.0, "{}", stats[0]);
     assert!(
         stats[1]["overlap_share"].as_f64().unwrap() > 0.0,
@@ -158,11 +169,15 @@ fn fenced_etcd_accepts_no_stale_write_at_any_pause() {
     ]);
     let stats = points(&json);
     assert_eq!(stats.len(), 2);
-    for point in stats {
+    for point in &stats {
         assert_eq!(point["runs"], 2, "{point}");
+        assert!(point["decided"].as_u64().unwrap() > 0, "{point}");
         assert_eq!(point["mean_stale_writes"], 0.0, "{point}");
         assert_eq!(point["stale_share"], 0.0, "{point}");
     }
+    // Not for want of trying: at 1.5 TTLs the paused holder came back and the fence turned its
+    // writes away.
+    assert!(stats[1]["rejected"].as_u64().unwrap() > 0, "{}", stats[1]);
 }
 
 #[test]
@@ -222,6 +237,23 @@ fn bad_sweeps_are_one_line_and_exit_254_with_nothing_started() {
             vec!["--vary", "ttl=1s..2s", "--ttl", "3s"],
             "the knob the sweep varies",
         ),
+        (
+            vec!["--vary", "delay=1.2ms,1.4ms", "--nemesis", "delay-client"],
+            "2 points are only 1 distinct",
+        ),
+        // An exec program reads the TTL (LOCKPICK_TTL_MS): a TTL sweep of it is planned (and
+        // stopped here by the budget only).
+        (
+            vec![
+                "--vary",
+                "ttl=1s,2s",
+                "--locks",
+                "exec:redis:python3 client.py",
+                "--max-runs",
+                "1",
+            ],
+            "more than --max-runs",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let done = lockpick_in(dir.path(), &[&["sweep"], &args[..]].concat());
@@ -234,6 +266,28 @@ fn bad_sweeps_are_one_line_and_exit_254_with_nothing_started() {
             "{args:?} started something"
         );
     }
+}
+
+#[test]
+fn a_store_path_that_is_not_utf8_is_refused_with_nothing_started() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let output = common::lockpick()
+        .current_dir(dir.path())
+        .args(["sweep", "--vary", "fault-duration=0.5x,1x", "--store"])
+        .arg(std::ffi::OsStr::from_bytes(b"st\xffore"))
+        .output()
+        .unwrap();
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(output.status.code(), Some(254), "{shown}");
+    assert_eq!(shown.trim().lines().count(), 1, "{shown}");
+    assert!(shown.contains("not UTF-8"), "{shown}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]
@@ -274,6 +328,8 @@ fn ctrl_c_keeps_the_runs_done_and_leaves_nothing() {
         assert!(started.elapsed().as_secs() < 120, "no second run began");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+    // The sweep's folder is made before its first run, not after its last.
+    assert_eq!(sweeps_in(store.path()).len(), 1, "no sweep folder yet");
     std::thread::sleep(std::time::Duration::from_millis(500));
     kill(sweep.pid(), Signal::SIGINT).unwrap();
     let output = sweep.wait();
