@@ -102,7 +102,14 @@ fn a_redis_with_aof_always_keeps_the_key_across_a_restart() {
         "--lock redis --nemesis kill-node --persistence aof-always --work 1s --ttl 5s \
          --fault-duration 200ms --fault-interval 1s --time-limit 10s --seed 35",
     );
-    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    // Never INVALID. A loaded machine once left too few grants to prove contention (only
+    // client 0 held the lock, twice): UNKNOWN for that reason is honest, the rest still holds.
+    assert!(
+        r.code == 0 || (r.code == 2 && r.stdout.contains("ever held the lock")),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
     assert_eq!(r.overlaps(), 0, "{}", r.stdout);
     assert!(r.holds() > 0, "{}", r.stdout);
     assert_eq!(setup_of(&r)["persistence"], "aof-always");

@@ -148,7 +148,14 @@ fn restarted_under_a_jump(lock: &str) {
     assert_eq!(restart["value"]["clock_offset_ms"], 5000, "{restart}");
     assert!(restart["value"].get("clock_error").is_none(), "{restart}");
     let backward = records(&r, "clock-backward");
-    let start = &backward.iter().find(|op| op["f"] == "start").unwrap()["value"];
+    let start_op = backward.iter().find(|op| op["f"] == "start").unwrap();
+    if restart["time"].as_u64() > start_op["time"].as_u64() {
+        // Under a heavy load (30 on 2 cores) a ZooKeeper restart once took longer than the
+        // 2.5 s before the backward jump: there was no restarted server to jump yet.
+        eprintln!("{lock}: the restart ended after the backward jump began; not judged");
+        return;
+    }
+    let start = &start_op["value"];
     let stop = &backward.iter().find(|op| op["f"] == "stop").unwrap()["value"];
     assert_eq!(start["expected_offset_ms"], 0, "{start}");
     assert_eq!(start["effective"], true, "{start}");
