@@ -219,7 +219,7 @@ impl<'a> Teller<'a> {
     }
 
     pub(crate) fn released(&mut self, hold: &Hold) {
-        let text = if let Some(failed) = hold.release_failed.filter(|_| hold.released) {
+        let text = if let Some(failed) = hold.release_failed().filter(|_| hold.released) {
             format!(
                 "{} released the lock at {}, and the release failed ({})",
                 who(hold),

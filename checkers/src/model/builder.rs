@@ -292,7 +292,7 @@ fn client_op(
         model.release_failures.count(value.kind);
         if let Some(i) = released_hold {
             let failed = super::ReleaseFailed { kind: value.kind };
-            model.holds[i].release_failed = Some(failed);
+            model.holds[i].set_release_failed(Some(failed));
         }
     }
     if op.f == F::Release && op.kind == OpType::Ok {
@@ -310,7 +310,7 @@ fn client_op(
         }
         client.holding = Some(i);
         let acquisition = value.acquisition.into_owned();
-        model.holds.push(Hold {
+        let mut hold = Hold {
             acquisition,
             process: p,
             token: value.token,
@@ -320,26 +320,26 @@ fn client_op(
             end: op.time,
             released: false,
             released_ok_at: None,
-            release_failed: None,
             start_index: op.index,
             end_index: op.index,
             lease: value.lease,
             renewals: 0,
             lower_tokens_gone: value.lower_tokens_gone,
-            granted_by: value.nodes.one(),
-            server_lease: value.server_lease,
             server_checked: value.server_lease.is_some(),
-            contradiction: value
+            lease_recorded: op.time,
+            ..Hold::default()
+        };
+        hold.set_granted_by(value.nodes.one());
+        hold.set_server_lease(value.server_lease);
+        hold.set_contradiction(
+            value
                 .lease
                 .zip(value.server_lease)
                 .and_then(|(reported, server)| {
                     crate::lease_claims::contradiction(&reported, &server)
                 }),
-            unknown_renewal_at: None,
-            regrants: Vec::new(),
-            earlier: Vec::new(),
-            lease_recorded: op.time,
-        });
+        );
+        model.holds.push(hold);
     }
     Ok(())
 }
@@ -373,8 +373,8 @@ fn renew(model: &mut Model, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
     hold.renewals += 1;
     let renewed = value.lease;
     let was_bounded = hold.lease.is_some_and(|l| l.expires_by.is_some());
-    if renewed.expires_by.is_none() && was_bounded && hold.unknown_renewal_at.is_none() {
-        hold.unknown_renewal_at = Some(op.time);
+    if renewed.expires_by.is_none() && was_bounded && hold.unknown_renewal_at().is_none() {
+        hold.set_unknown_renewal_at(Some(op.time));
     }
     in_range(line, "sent", value.sent.unwrap_or(0))?;
     // Sent after the lease had certainly ended: a grant of its own, a new segment.
@@ -403,13 +403,15 @@ fn renew(model: &mut Model, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
     });
     // The server's count describes the record it came with: the latest one's, or none.
     if op.time >= hold.lease_recorded {
-        hold.server_lease = value.server_lease;
+        hold.set_server_lease(value.server_lease);
     }
     hold.server_checked |= value.server_lease.is_some();
-    if hold.contradiction.is_none() {
-        hold.contradiction = value
-            .server_lease
-            .and_then(|server| crate::lease_claims::contradiction(&renewed, &server));
+    if hold.contradiction().is_none() {
+        hold.set_contradiction(
+            value
+                .server_lease
+                .and_then(|server| crate::lease_claims::contradiction(&renewed, &server)),
+        );
     }
     hold.lease_recorded = hold.lease_recorded.max(op.time);
     Ok(())
