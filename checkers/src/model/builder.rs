@@ -59,8 +59,9 @@ pub struct Builder {
     /// names it too (a holder reads, then writes), and is then found without a lookup.
     last_access_hold: Option<usize>,
     /// Positions in `model.accesses` of accesses whose acquisition no client had been granted
-    /// when they were read (the resource's line came first): `finish` looks them up again.
-    unresolved_accesses: Vec<usize>,
+    /// when they were read (the resource's line came first), with that acquisition: `finish`
+    /// looks them up again.
+    unresolved_accesses: Vec<(usize, String)>,
 }
 
 /// Builds the model of a history, or says which line makes that impossible.
@@ -118,12 +119,17 @@ impl Builder {
         model.incomplete = incomplete;
         // Of the accesses read before their grant, the first in the resource's order that
         // names no grant at all.
-        let ungranted = unresolved_accesses
-            .into_iter()
-            .map(|at| &model.accesses[at])
-            .filter(|a| model.hold_index.get(&a.acquisition, &model.holds).is_none())
-            .min_by_key(|a| a.seq)
-            .map(|a| (a.index, a.acquisition.clone()));
+        let mut ungranted: Option<(u64, u64, String)> = None;
+        for (at, acquisition) in unresolved_accesses {
+            let access = &mut model.accesses[at];
+            match model.hold_index.get(&acquisition, &model.holds) {
+                Some(i) => access.hold = i as u32,
+                None if ungranted.as_ref().is_none_or(|(seq, ..)| access.seq < *seq) => {
+                    ungranted = Some((access.seq, access.index, acquisition));
+                }
+                None => {}
+            }
+        }
         // The resource numbers its accesses as it applies them, and they mostly arrive so.
         if !model.accesses.is_sorted_by_key(|a| a.seq) {
             model.accesses.sort_by_key(|a| a.seq);
@@ -137,7 +143,7 @@ impl Builder {
                 ),
             ));
         }
-        if let Some((index, acquisition)) = ungranted {
+        if let Some((_, index, acquisition)) = ungranted {
             return Err(Malformed::at(
                 line_of_index(index),
                 format!("the resource saw acquisition {acquisition} that no client was granted"),
@@ -302,6 +308,11 @@ fn client_op(
     }
     if op.f == F::Acquire && op.kind == OpType::Ok {
         let i = model.holds.len();
+        // An access names its hold by a u32 position (u32::MAX: not yet known); a history with
+        // more grants (hundreds of GB of holds) is refused, never misread.
+        if i >= u32::MAX as usize {
+            return Err(Malformed::at(line, "more than 2^32 - 1 grants".to_string()));
+        }
         if !model.hold_index.insert(&value.acquisition, i, &model.holds) {
             return Err(Malformed::at(
                 line,

@@ -43,9 +43,28 @@ pub enum AccessKind {
     Write,
 }
 
-/// One access as the resource applied or rejected it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One access as the resource applied or rejected it. It names its acquisition by the position
+/// of that acquisition's hold in `Model::holds` (`Model::holder`): a model holds millions of
+/// accesses, and a copy of the text each was an allocation and 24 bytes more per access.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Access {
+    /// The resource's serial order.
+    pub seq: u64,
+    pub index: u64,
+    pub time: u64,
+    pub process: u64,
+    pub token: Option<u64>,
+    /// The resource's value after the access.
+    pub value: i64,
+    /// Its acquisition's hold: a position in `Model::holds`.
+    pub hold: u32,
+    pub kind: AccessKind,
+    pub accepted: bool,
+}
+
+/// An access as a violation tells it (results.json): with its acquisition's text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccessRecord {
     /// The resource's serial order.
     pub seq: u64,
     pub index: u64,
@@ -57,6 +76,23 @@ pub struct Access {
     pub accepted: bool,
     /// The resource's value after the access.
     pub value: i64,
+}
+
+impl AccessRecord {
+    /// `access`, of `acquisition` (its hold's).
+    pub fn of(access: &Access, acquisition: &str) -> AccessRecord {
+        AccessRecord {
+            seq: access.seq,
+            index: access.index,
+            time: access.time,
+            process: access.process,
+            acquisition: acquisition.to_string(),
+            token: access.token,
+            kind: access.kind,
+            accepted: access.accepted,
+            value: access.value,
+        }
+    }
 }
 
 /// A fault from its start to its stop (or to the end of the history if it never stopped).
@@ -181,6 +217,11 @@ pub struct FinalState {
 }
 
 impl Model {
+    /// The hold whose acquisition `access` names (a model `build` made has it for every access).
+    pub fn holder(&self, access: &Access) -> &Hold {
+        &self.holds[access.hold as usize]
+    }
+
     pub fn hold(&self, acquisition: &str) -> Option<&Hold> {
         match self.hold_index.get(acquisition, &self.holds) {
             Some(i) => self.holds.get(i),
@@ -190,25 +231,6 @@ impl Model {
             }
             None => None,
         }
-    }
-
-    /// The index in `holds` of the hold of `acquisition`, trying `near` and the one after it
-    /// first: a sweep in grant order finds its next hold there without a lookup.
-    pub(crate) fn hold_near(&self, acquisition: &str, near: usize) -> Option<usize> {
-        if self.hold_index.is_empty() {
-            // A model assembled by hand, not by `build`: no index, and maybe not one hold per
-            // acquisition; the first is the one, as in `hold`.
-            return self.holds.iter().position(|h| h.acquisition == acquisition);
-        }
-        let named = |i: usize| {
-            self.holds
-                .get(i)
-                .is_some_and(|h| h.acquisition == acquisition)
-        };
-        [near, near + 1]
-            .into_iter()
-            .find(|&i| named(i))
-            .or_else(|| self.hold_index.get(acquisition, &self.holds))
     }
 
     /// Whose word the lease bounds in the history are: a client program's (`exec:` locks) is a
