@@ -32,7 +32,7 @@ impl Teller<'_> {
 
     /// That `b` came from the new leader, told right after its grant.
     pub(crate) fn granted_by_new_leader(&mut self, a: &Hold, b: &Hold) {
-        let granted_by = |h: &Hold| h.granted_by.clone().unwrap_or_default();
+        let granted_by = |h: &Hold| h.granted_by().unwrap_or_default().to_string();
         self.cause(
             b.start,
             format!(

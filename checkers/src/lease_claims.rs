@@ -50,7 +50,7 @@ pub fn check(model: &Model) -> LeaseClaims {
         if hold.server_checked {
             claims.checked += 1;
         }
-        if let Some(c) = &hold.contradiction {
+        if let Some(c) = &hold.contradiction() {
             claims.contradicted += 1;
             if claims.first.len() < STORIES {
                 claims.first.push(format!(

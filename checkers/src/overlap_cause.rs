@@ -175,7 +175,7 @@ pub fn classify<'h>(
 /// grant was known and while `b`'s lease was certainly live, both still holding: a grant of
 /// `a`'s own under `b`'s live lease. With the moment `b`'s lease was live until.
 fn regrant_under_live_lease<'h>(a: &'h Hold, b: &Hold, to: u64) -> Option<(&'h Regrant, u64)> {
-    a.regrants
+    a.regrants()
         .iter()
         .filter(|r| r.sent >= b.start && r.sent < to)
         .find_map(|r| {
@@ -231,7 +231,7 @@ fn lost_in_failover(
 /// granting, its grants never to reach the new one), the lock was lost in the failover. `None`
 /// when the history does not prove it.
 pub fn failover<'m>(model: &'m Model, first: &Hold, second: &Hold) -> Option<Vec<Move<'m>>> {
-    let (x, y) = (first.granted_by.as_deref()?, second.granted_by.as_deref()?);
+    let (x, y) = (first.granted_by()?, second.granted_by()?);
     if x == y {
         return None;
     }
@@ -247,10 +247,10 @@ fn failover_words(a: &Hold, b: &Hold, moves: &[Move]) -> String {
         "{} was granted by the new leader {} by {} while the lease of {}, granted by {}{live}: \
          {}, and the new leader never had the grant of {}",
         b.acquisition,
-        b.granted_by.as_deref().unwrap_or("?"),
+        b.granted_by().unwrap_or("?"),
         seconds(b.start),
         a.acquisition,
-        a.granted_by.as_deref().unwrap_or("?"),
+        a.granted_by().unwrap_or("?"),
         steps.join(", then "),
         a.acquisition,
     )
@@ -372,7 +372,7 @@ fn undecided(a: &Hold, b: &Hold, ended: Option<(u64, String)>, under_live: bool)
         );
     }
     match ended {
-        None => match a.unknown_renewal_at {
+        None => match a.unknown_renewal_at() {
             Some(at) => format!(
                 "no upper bound on the lease of {}: a renewal of it was reported with an unknown \
                  outcome at {}, and the lost request may still be applied, so no later record \

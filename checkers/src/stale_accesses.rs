@@ -13,17 +13,17 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Access, AccessKind, Hold, Model};
+use crate::model::{Access, AccessKind, AccessRecord, Hold, Model};
 use crate::verdict::Validity;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StaleAccess {
     /// The stale access the resource accepted.
-    pub access: Access,
+    pub access: AccessRecord,
     /// The acquisition the stale access came from.
     pub holder: Hold,
     /// An access accepted earlier from an acquisition granted after `holder`.
-    pub overtaken_by: Access,
+    pub overtaken_by: AccessRecord,
     pub newer_holder: Hold,
     /// Faults active between the stale holder's grant and its stale access.
     pub faults: Vec<String>,
@@ -52,29 +52,21 @@ pub fn check(model: &Model) -> StaleAccesses {
     let mut violations = Vec::new();
     let mut rejected = 0;
 
-    // Where the holder of the access before is in `model.holds`: a holder reads, then writes,
-    // and the next holder was granted next, so the next access's holder is most often there or
-    // just after it, found without a lookup.
-    let mut previous = 0;
     for access in &model.accesses {
         if !access.accepted {
             rejected += 1;
             continue;
         }
-        let Some(at) = model.hold_near(&access.acquisition, previous) else {
-            continue; // the model guarantees this cannot happen
-        };
-        previous = at;
-        let holder = &model.holds[at];
+        let holder = model.holder(access);
         let witness = [newest_by_token, newest_by_time]
             .into_iter()
             .flatten()
             .find(|(_, newer)| newer.granted_after(holder));
         if let Some((newer_access, newer_holder)) = witness {
             violations.push(StaleAccess {
-                access: access.clone(),
+                access: AccessRecord::of(access, &holder.acquisition),
                 holder: holder.clone(),
-                overtaken_by: newer_access.clone(),
+                overtaken_by: AccessRecord::of(newer_access, &newer_holder.acquisition),
                 newer_holder: newer_holder.clone(),
                 faults: model
                     .faults_during(holder.start, access.time)

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Access, AccessKind, FaultWindow, Hold, Model};
+use crate::model::{AccessKind, AccessRecord, FaultWindow, Hold, Model};
 use crate::overlap_cause::{self, OverlapCause};
 use crate::overlapping_holders::Overlap;
 use crate::stale_accesses::StaleAccess;
@@ -194,7 +194,7 @@ impl<'a> Teller<'a> {
         }
     }
 
-    fn access(&mut self, access: &Access, holder: &Hold, violation: bool, note: &str) {
+    fn access(&mut self, access: &AccessRecord, holder: &Hold, violation: bool, note: &str) {
         let verb = match access.kind {
             AccessKind::Read => "read",
             AccessKind::Write => "wrote",
@@ -219,7 +219,7 @@ impl<'a> Teller<'a> {
     }
 
     pub(crate) fn released(&mut self, hold: &Hold) {
-        let text = if let Some(failed) = hold.release_failed.filter(|_| hold.released) {
+        let text = if let Some(failed) = hold.release_failed().filter(|_| hold.released) {
             format!(
                 "{} released the lock at {}, and the release failed ({})",
                 who(hold),
@@ -239,13 +239,15 @@ impl<'a> Teller<'a> {
     }
 
     fn accesses_of(&mut self, hold: &Hold, from: u64, to: u64) {
-        let accesses: Vec<&Access> = self
+        let accesses: Vec<AccessRecord> = self
             .model
             .accesses
             .iter()
-            .filter(|a| a.acquisition == hold.acquisition && a.time >= from && a.time <= to)
+            .filter(|a| a.time >= from && a.time <= to)
+            .filter(|a| self.model.holder(a).acquisition == hold.acquisition)
+            .map(|a| AccessRecord::of(a, &hold.acquisition))
             .collect();
-        for a in accesses {
+        for a in &accesses {
             self.access(a, hold, false, "");
         }
     }

@@ -53,7 +53,7 @@ pub(crate) fn holder_left_key(hold: &Hold) -> Option<(u64, String, JamCause)> {
     if hold.released_ok_at.is_some() {
         return None;
     }
-    let server = hold.server_lease.filter(|s| s.ended_by.is_none())?;
+    let server = hold.server_lease().filter(|s| s.ended_by.is_none())?;
     let how = if hold.released {
         "its release did not complete"
     } else {

@@ -224,7 +224,7 @@ fn undecidable_words(model: &Model, o: &OverlappingHolders) -> String {
         .overlaps
         .iter()
         .filter(|v| v.cause == OverlapCause::Undecidable)
-        .all(|v| v.first.unknown_renewal_at.is_some());
+        .all(|v| v.first.unknown_renewal_at().is_some());
     if unbounded && renewal_unknown {
         return "of undecidable cause: a renewal of the earlier holder's lease had an unknown \
                 outcome, and the lost request may still be applied, so nothing bounds when that \

@@ -59,8 +59,9 @@ pub struct Builder {
     /// names it too (a holder reads, then writes), and is then found without a lookup.
     last_access_hold: Option<usize>,
     /// Positions in `model.accesses` of accesses whose acquisition no client had been granted
-    /// when they were read (the resource's line came first): `finish` looks them up again.
-    unresolved_accesses: Vec<usize>,
+    /// when they were read (the resource's line came first), with that acquisition: `finish`
+    /// looks them up again.
+    unresolved_accesses: Vec<(usize, String)>,
 }
 
 /// Builds the model of a history, or says which line makes that impossible.
@@ -118,12 +119,17 @@ impl Builder {
         model.incomplete = incomplete;
         // Of the accesses read before their grant, the first in the resource's order that
         // names no grant at all.
-        let ungranted = unresolved_accesses
-            .into_iter()
-            .map(|at| &model.accesses[at])
-            .filter(|a| model.hold_index.get(&a.acquisition, &model.holds).is_none())
-            .min_by_key(|a| a.seq)
-            .map(|a| (a.index, a.acquisition.clone()));
+        let mut ungranted: Option<(u64, u64, String)> = None;
+        for (at, acquisition) in unresolved_accesses {
+            let access = &mut model.accesses[at];
+            match model.hold_index.get(&acquisition, &model.holds) {
+                Some(i) => access.hold = i as u32,
+                None if ungranted.as_ref().is_none_or(|(seq, ..)| access.seq < *seq) => {
+                    ungranted = Some((access.seq, access.index, acquisition));
+                }
+                None => {}
+            }
+        }
         // The resource numbers its accesses as it applies them, and they mostly arrive so.
         if !model.accesses.is_sorted_by_key(|a| a.seq) {
             model.accesses.sort_by_key(|a| a.seq);
@@ -137,7 +143,7 @@ impl Builder {
                 ),
             ));
         }
-        if let Some((index, acquisition)) = ungranted {
+        if let Some((_, index, acquisition)) = ungranted {
             return Err(Malformed::at(
                 line_of_index(index),
                 format!("the resource saw acquisition {acquisition} that no client was granted"),
@@ -292,7 +298,7 @@ fn client_op(
         model.release_failures.count(value.kind);
         if let Some(i) = released_hold {
             let failed = super::ReleaseFailed { kind: value.kind };
-            model.holds[i].release_failed = Some(failed);
+            model.holds[i].set_release_failed(Some(failed));
         }
     }
     if op.f == F::Release && op.kind == OpType::Ok {
@@ -302,6 +308,11 @@ fn client_op(
     }
     if op.f == F::Acquire && op.kind == OpType::Ok {
         let i = model.holds.len();
+        // An access names its hold by a u32 position (u32::MAX: not yet known); a history with
+        // more grants (hundreds of GB of holds) is refused, never misread.
+        if i >= u32::MAX as usize {
+            return Err(Malformed::at(line, "more than 2^32 - 1 grants".to_string()));
+        }
         if !model.hold_index.insert(&value.acquisition, i, &model.holds) {
             return Err(Malformed::at(
                 line,
@@ -310,7 +321,7 @@ fn client_op(
         }
         client.holding = Some(i);
         let acquisition = value.acquisition.into_owned();
-        model.holds.push(Hold {
+        let mut hold = Hold {
             acquisition,
             process: p,
             token: value.token,
@@ -320,26 +331,26 @@ fn client_op(
             end: op.time,
             released: false,
             released_ok_at: None,
-            release_failed: None,
             start_index: op.index,
             end_index: op.index,
             lease: value.lease,
             renewals: 0,
             lower_tokens_gone: value.lower_tokens_gone,
-            granted_by: value.nodes.one(),
-            server_lease: value.server_lease,
             server_checked: value.server_lease.is_some(),
-            contradiction: value
+            lease_recorded: op.time,
+            ..Hold::default()
+        };
+        hold.set_granted_by(value.nodes.one());
+        hold.set_server_lease(value.server_lease);
+        hold.set_contradiction(
+            value
                 .lease
                 .zip(value.server_lease)
                 .and_then(|(reported, server)| {
                     crate::lease_claims::contradiction(&reported, &server)
                 }),
-            unknown_renewal_at: None,
-            regrants: Vec::new(),
-            earlier: Vec::new(),
-            lease_recorded: op.time,
-        });
+        );
+        model.holds.push(hold);
     }
     Ok(())
 }
@@ -373,8 +384,8 @@ fn renew(model: &mut Model, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
     hold.renewals += 1;
     let renewed = value.lease;
     let was_bounded = hold.lease.is_some_and(|l| l.expires_by.is_some());
-    if renewed.expires_by.is_none() && was_bounded && hold.unknown_renewal_at.is_none() {
-        hold.unknown_renewal_at = Some(op.time);
+    if renewed.expires_by.is_none() && was_bounded && hold.unknown_renewal_at().is_none() {
+        hold.set_unknown_renewal_at(Some(op.time));
     }
     in_range(line, "sent", value.sent.unwrap_or(0))?;
     // Sent after the lease had certainly ended: a grant of its own, a new segment.
@@ -403,13 +414,15 @@ fn renew(model: &mut Model, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
     });
     // The server's count describes the record it came with: the latest one's, or none.
     if op.time >= hold.lease_recorded {
-        hold.server_lease = value.server_lease;
+        hold.set_server_lease(value.server_lease);
     }
     hold.server_checked |= value.server_lease.is_some();
-    if hold.contradiction.is_none() {
-        hold.contradiction = value
-            .server_lease
-            .and_then(|server| crate::lease_claims::contradiction(&renewed, &server));
+    if hold.contradiction().is_none() {
+        hold.set_contradiction(
+            value
+                .server_lease
+                .and_then(|server| crate::lease_claims::contradiction(&renewed, &server)),
+        );
     }
     hold.lease_recorded = hold.lease_recorded.max(op.time);
     Ok(())

@@ -5,6 +5,7 @@
 
 mod builder;
 pub mod client_errors;
+mod hold;
 mod hold_index;
 pub mod regrant;
 pub mod release_fail;
@@ -19,6 +20,7 @@ use crate::leadership::Leader;
 pub use crate::setup::Setup;
 pub use builder::{build, Builder};
 pub use client_errors::{ClientError, ClientErrors};
+pub use hold::{Hold, Rare};
 pub use regrant::{LeaseAt, Regrant, Segment};
 pub use release_fail::{ReleaseFailKind, ReleaseFailed, ReleaseFailures};
 pub use server_lease::{Contradiction, ServerLease};
@@ -34,84 +36,6 @@ pub struct Lease {
     pub expires_by: Option<u64>,
 }
 
-/// One successful acquisition, as its client believed it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Hold {
-    pub acquisition: String,
-    pub process: u64,
-    /// The fencing token the lock service handed out, if it hands any out.
-    pub token: Option<u64>,
-    /// When the successful acquire attempt was invoked: the grant happened after this.
-    pub invoked: u64,
-    /// A lower bound of the grant: the client's own `granted_after` when it gave one (a queued
-    /// lock's last check that still saw a predecessor), else `invoked`.
-    pub granted_after: u64,
-    /// When the client learned it held the lock (the acquire's `ok`).
-    pub start: u64,
-    /// When the client stopped believing it held the lock: its release invoke, or, if it never
-    /// released, its next acquire invoke or its last event of all.
-    pub end: u64,
-    /// Whether the hold ended with a release invoke.
-    pub released: bool,
-    /// When the release completed `ok` (the lock service let it go), if it did.
-    pub released_ok_at: Option<u64>,
-    /// The release completed `fail`, and what kind its client said it was. Told, never taken
-    /// as the lease's end.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub release_failed: Option<ReleaseFailed>,
-    pub start_index: u64,
-    pub end_index: u64,
-    /// The lease as its acquire and renewals recorded it: `live_until` the latest of them all,
-    /// `expires_by` that of the latest record. `None` when the client recorded no lease.
-    pub lease: Option<Lease>,
-    /// How many background renewals the client recorded for this acquisition.
-    pub renewals: u64,
-    /// The service granted it only once every lower token's lock entry was gone (the acquire's
-    /// `lower_tokens_gone`).
-    pub lower_tokens_gone: bool,
-    /// The one server that granted it, when its acquire's `nodes` names exactly one (a lock on
-    /// one server, or the primary a Sentinel lock wrote to); `None` for none or several.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub granted_by: Option<String>,
-    /// The lock server's own count of the lease of the latest lease record, asked right after
-    /// it (exec locks: the grant or an `extend`); `None` when that record came without one.
-    pub server_lease: Option<ServerLease>,
-    /// Whether any of its lease records came with the server's count.
-    pub server_checked: bool,
-    /// The first reported lease of this hold (its acquire's or a renewal's) that the server's
-    /// count contradicts.
-    pub contradiction: Option<Contradiction>,
-    /// When a renewal of unknown outcome first left the lease with no known end (a `renew`
-    /// with no `expires_by` after records that had one): the lost request may still be
-    /// applied, so no later record bounds the lease.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unknown_renewal_at: Option<u64>,
-    /// Renewals sent after the lease they renewed had certainly ended: grants of their own
-    /// (`regrant.rs`). `lease`, `server_lease` and `contradiction` above are then those of the
-    /// segment the last of them began.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub regrants: Vec<Regrant>,
-    /// The lease segments before each regrant, in order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub earlier: Vec<Segment>,
-    /// Time of the latest lease record (the acquire's `ok` or a renewal).
-    #[serde(skip)]
-    pub(crate) lease_recorded: u64,
-}
-
-impl Hold {
-    /// True when this hold was certainly granted after `other` was: by token when both have
-    /// one and they differ, else by real time (this grant came after the moment the other's
-    /// grant was known).
-    pub fn granted_after(&self, other: &Hold) -> bool {
-        match (self.token, other.token) {
-            (Some(mine), Some(theirs)) if mine != theirs => mine > theirs,
-            _ => self.granted_after > other.start,
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AccessKind {
@@ -119,9 +43,28 @@ pub enum AccessKind {
     Write,
 }
 
-/// One access as the resource applied or rejected it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One access as the resource applied or rejected it. It names its acquisition by the position
+/// of that acquisition's hold in `Model::holds` (`Model::holder`): a model holds millions of
+/// accesses, and a copy of the text each was an allocation and 24 bytes more per access.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Access {
+    /// The resource's serial order.
+    pub seq: u64,
+    pub index: u64,
+    pub time: u64,
+    pub process: u64,
+    pub token: Option<u64>,
+    /// The resource's value after the access.
+    pub value: i64,
+    /// Its acquisition's hold: a position in `Model::holds`.
+    pub hold: u32,
+    pub kind: AccessKind,
+    pub accepted: bool,
+}
+
+/// An access as a violation tells it (results.json): with its acquisition's text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccessRecord {
     /// The resource's serial order.
     pub seq: u64,
     pub index: u64,
@@ -133,6 +76,23 @@ pub struct Access {
     pub accepted: bool,
     /// The resource's value after the access.
     pub value: i64,
+}
+
+impl AccessRecord {
+    /// `access`, of `acquisition` (its hold's).
+    pub fn of(access: &Access, acquisition: &str) -> AccessRecord {
+        AccessRecord {
+            seq: access.seq,
+            index: access.index,
+            time: access.time,
+            process: access.process,
+            acquisition: acquisition.to_string(),
+            token: access.token,
+            kind: access.kind,
+            accepted: access.accepted,
+            value: access.value,
+        }
+    }
 }
 
 /// A fault from its start to its stop (or to the end of the history if it never stopped).
@@ -257,6 +217,11 @@ pub struct FinalState {
 }
 
 impl Model {
+    /// The hold whose acquisition `access` names (a model `build` made has it for every access).
+    pub fn holder(&self, access: &Access) -> &Hold {
+        &self.holds[access.hold as usize]
+    }
+
     pub fn hold(&self, acquisition: &str) -> Option<&Hold> {
         match self.hold_index.get(acquisition, &self.holds) {
             Some(i) => self.holds.get(i),
@@ -266,25 +231,6 @@ impl Model {
             }
             None => None,
         }
-    }
-
-    /// The index in `holds` of the hold of `acquisition`, trying `near` and the one after it
-    /// first: a sweep in grant order finds its next hold there without a lookup.
-    pub(crate) fn hold_near(&self, acquisition: &str, near: usize) -> Option<usize> {
-        if self.hold_index.is_empty() {
-            // A model assembled by hand, not by `build`: no index, and maybe not one hold per
-            // acquisition; the first is the one, as in `hold`.
-            return self.holds.iter().position(|h| h.acquisition == acquisition);
-        }
-        let named = |i: usize| {
-            self.holds
-                .get(i)
-                .is_some_and(|h| h.acquisition == acquisition)
-        };
-        [near, near + 1]
-            .into_iter()
-            .find(|&i| named(i))
-            .or_else(|| self.hold_index.get(acquisition, &self.holds))
     }
 
     /// Whose word the lease bounds in the history are: a client program's (`exec:` locks) is a

@@ -44,22 +44,26 @@ pub struct LeaseAt<'h> {
 impl Hold {
     /// The lease evidence in force at `t`: the segment that began last at or before `t`.
     pub fn lease_at(&self, t: u64) -> LeaseAt<'_> {
-        let current_from = self.regrants.last().map_or(0, |r| r.sent);
-        if self.earlier.is_empty() || t >= current_from {
+        let current_from = self.regrants().last().map_or(0, |r| r.sent);
+        if self.earlier().is_empty() || t >= current_from {
             return LeaseAt {
                 lease: self.lease,
-                server_lease: self.server_lease,
-                contradiction: self.contradiction,
-                began_by: self.regrants.last(),
+                server_lease: self.server_lease(),
+                contradiction: self.contradiction(),
+                began_by: self.regrants().last(),
             };
         }
-        let i = self.earlier.iter().rposition(|s| s.from <= t).unwrap_or(0);
-        let s = &self.earlier[i];
+        let i = self
+            .earlier()
+            .iter()
+            .rposition(|s| s.from <= t)
+            .unwrap_or(0);
+        let s = &self.earlier()[i];
         LeaseAt {
             lease: s.lease,
             server_lease: s.server_lease,
             contradiction: s.contradiction,
-            began_by: i.checked_sub(1).and_then(|r| self.regrants.get(r)),
+            began_by: i.checked_sub(1).and_then(|r| self.regrants().get(r)),
         }
     }
 
@@ -68,23 +72,8 @@ impl Hold {
         let ended = self.lease?.expires_by?;
         let sent = sent?;
         let server_open = self
-            .server_lease
-            .is_some_and(|s| s.ended_by.is_none() && self.contradiction.is_some());
+            .server_lease()
+            .is_some_and(|s| s.ended_by.is_none() && self.contradiction().is_some());
         (sent >= ended && !server_open).then_some(ended)
-    }
-
-    /// Closes the current segment at a regrant and begins the next with its record.
-    pub(crate) fn begin_segment(&mut self, regrant: Regrant, lease: Lease) {
-        let from = self.regrants.last().map_or(0, |r| r.sent);
-        self.earlier.push(Segment {
-            from,
-            lease: self.lease,
-            server_lease: self.server_lease,
-            contradiction: self.contradiction,
-        });
-        self.regrants.push(regrant);
-        self.lease = Some(lease);
-        self.server_lease = None;
-        self.contradiction = None;
     }
 }

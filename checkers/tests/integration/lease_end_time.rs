@@ -87,8 +87,8 @@ proptest! {
         hold.acquisition = "0.1".to_string();
         hold.start = start;
         hold.lease = lease;
-        hold.server_lease = server;
-        hold.contradiction = contradicted;
+        hold.set_server_lease(server);
+        hold.set_contradiction(contradicted);
         let mut model = Model::default();
         model.setup = Some(Setup { lease_silence_ms: silence, ..Setup::default() });
         model.faults = faults;

@@ -143,7 +143,7 @@ fn a_grant_by_the_new_leader_after_a_proven_failover_was_lost_in_the_failover() 
         (back.lost_in_failover, back.overlaps[0].cause),
         (1, o.cause)
     );
-    assert_eq!(back.overlaps[0].first.granted_by.as_deref(), Some(X));
+    assert_eq!(back.overlaps[0].first.granted_by(), Some(X));
 }
 
 #[test]

@@ -191,7 +191,7 @@ fn an_overlap_left_undecidable_by_an_unknown_renewal_says_so() {
     let o = r.overlapping_holders.as_ref().unwrap();
     let overlap = &o.overlaps[0];
     assert_eq!(overlap.cause, OverlapCause::Undecidable);
-    assert_eq!(overlap.first.unknown_renewal_at, Some(ms(800)));
+    assert_eq!(overlap.first.unknown_renewal_at(), Some(ms(800)));
     assert!(
         overlap
             .why

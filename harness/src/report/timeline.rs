@@ -53,6 +53,7 @@ pub fn timeline(model: &Model, violations: &[Violation], clients: Option<u64>) -
     let lane_count = lanes.len().max(1);
     let marks = Marks {
         scale: &scale,
+        holds: &model.holds,
         cell: (lane_count as f64 * scale.width / CELLS).max(1.0),
         violating: violations
             .iter()
@@ -130,6 +131,8 @@ fn overlap_span(scale: &Scale, v: &Violation, y_older: f64, y_newer: f64) -> Mar
 /// What the checkers found, to mark on the timeline, and the columns things merge in.
 struct Marks<'a> {
     scale: &'a Scale,
+    /// The model's holds: an access names its acquisition by its hold's position.
+    holds: &'a [Hold],
     /// A column's width, in px.
     cell: f64,
     /// Acquisitions in a listed violation: drawn one by one, whatever their size.
@@ -216,7 +219,9 @@ impl Marks<'_> {
         let mut by_outcome: [Vec<&Access>; 2] = [Vec::new(), Vec::new()];
         for access in accesses {
             if self.stale.contains_key(&access.index)
-                || self.violating.contains(access.acquisition.as_str())
+                || self
+                    .violating
+                    .contains(self.holds[access.hold as usize].acquisition.as_str())
             {
                 alone.push(access);
             } else {

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use lockpick_checkers::model::{Access, AccessKind, Hold, Model};
+use lockpick_checkers::model::{AccessKind, AccessRecord, Hold, Model};
 use lockpick_checkers::overlap_cause::OverlapCause;
 use lockpick_checkers::story::{seconds, token, Story};
 use lockpick_checkers::tokens::TokenBreach;
@@ -32,7 +32,7 @@ pub struct Violation<'a> {
     pub older: &'a Hold,
     pub newer: &'a Hold,
     /// The stale access the resource accepted, for a stale access.
-    pub access: Option<&'a Access>,
+    pub access: Option<&'a AccessRecord>,
     /// For an overlap, its cause class.
     pub cause_class: Option<OverlapCause>,
     /// Why, in words.

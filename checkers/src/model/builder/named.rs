@@ -78,20 +78,30 @@ impl Builder {
                     .flatten()
                     .find(|&i| model.holds[i].acquisition == v.acquisition)
                     .or_else(|| model.hold_index.get(&v.acquisition, &model.holds));
-                match known {
-                    Some(i) => self.last_access_hold = Some(i),
-                    None => self.unresolved_accesses.push(model.accesses.len()),
-                }
+                // Every hold's position fits (`push_hold`); an unresolved access's is set in
+                // `finish`, or the history is malformed.
+                let hold = match known {
+                    Some(i) => {
+                        self.last_access_hold = Some(i);
+                        i as u32
+                    }
+                    None => {
+                        let at = model.accesses.len();
+                        self.unresolved_accesses
+                            .push((at, v.acquisition.into_owned()));
+                        u32::MAX
+                    }
+                };
                 model.accesses.push(Access {
                     seq: v.seq,
                     index: op.index,
                     time: op.time,
                     process: v.process,
-                    acquisition: v.acquisition.into_owned(),
                     token: v.token,
+                    value: v.value,
+                    hold,
                     kind: v.op,
                     accepted,
-                    value: v.value,
                 });
             }
             (Process::NEMESIS, F::Start) => {
