@@ -39,12 +39,17 @@ fn judged_sound_but_for_the_hook(r: &Run, lock: &str) {
     assert_eq!(r.code, 2, "{lock}:\n{}\n{}", r.stdout, r.stderr);
     assert!(r.results["malformed"].is_null(), "{lock}: {}", r.results);
     let reasons = r.results["unknown_reasons"].as_array().unwrap();
-    assert_eq!(reasons.len(), 1, "{lock}: {reasons:?}");
     let reason = reasons[0].as_str().unwrap();
     assert!(
         reason.contains("LOCKPICK_INJECT_CLIENT=late-grant:all"),
         "{lock}: {reason}"
     );
+    // Besides the hook, only a want of contention: a loaded machine once let one ZooKeeper
+    // client alone hold the lock in 6 s, which is no fault found in the history.
+    for other in &reasons[1..] {
+        let other = other.as_str().unwrap();
+        assert!(other.contains("ever held the lock"), "{lock}: {reasons:?}");
+    }
 }
 
 /// The renewals that were made before their grant reached the worker: by its bounds, the
