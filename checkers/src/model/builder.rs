@@ -3,15 +3,17 @@
 
 use std::collections::HashMap;
 
-use super::values::{
-    in_range, lease_in_range, parse, server_lease_in_range, ClientValue, RenewValue,
-};
-use super::{AcquireAttempt, Hold, Lease, Model};
+use super::values::{in_range, lease_in_range, parse, server_lease_in_range, ClientValue};
+use super::{AcquireAttempt, Hold, Model};
 use crate::history::{Malformed, Op, OpType, F};
 use crate::record::{Record, Who};
 
 /// The lines of the harness, the resource and the nemesis.
 mod named;
+/// A client's background renewals.
+mod renewal;
+
+use renewal::renew;
 
 /// A client's open invocation: its completion must match it. Each client keeps its entry
 /// (`open` false between operations) so that the acquisition's text is copied into a buffer
@@ -352,79 +354,6 @@ fn client_op(
         );
         model.holds.push(hold);
     }
-    Ok(())
-}
-
-/// A background renewal of a lease: it moves the bounds of the acquisition's lease.
-fn renew(model: &mut Model, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
-    let line = op.line();
-    if op.kind != OpType::Ok {
-        return Err(Malformed::at(
-            line,
-            format!("a renewal is recorded as ok, not {:?}", op.kind),
-        ));
-    }
-    let value: RenewValue = parse(op)?;
-    lease_in_range(line, &value.lease)?;
-    if let Some(server) = &value.server_lease {
-        server_lease_in_range(line, server)?;
-    }
-    let hold = match model.hold_index.get(&value.acquisition, &model.holds) {
-        Some(i) if model.holds[i].process == p => &mut model.holds[i],
-        _ => {
-            return Err(Malformed::at(
-                line,
-                format!(
-                    "client {p} renewed acquisition {} that it was never granted",
-                    value.acquisition
-                ),
-            ))
-        }
-    };
-    hold.renewals += 1;
-    let renewed = value.lease;
-    let was_bounded = hold.lease.is_some_and(|l| l.expires_by.is_some());
-    if renewed.expires_by.is_none() && was_bounded && hold.unknown_renewal_at().is_none() {
-        hold.set_unknown_renewal_at(Some(op.time));
-    }
-    in_range(line, "sent", value.sent.unwrap_or(0))?;
-    // Sent after the lease had certainly ended: a grant of its own, a new segment.
-    if let Some(after_end) = hold
-        .regrant_at(value.sent)
-        .filter(|_| op.time >= hold.lease_recorded)
-    {
-        let regrant = super::Regrant {
-            sent: value.sent.unwrap_or(op.time),
-            at: op.time,
-            index: op.index,
-            after_end,
-        };
-        hold.begin_segment(regrant, renewed);
-    }
-    hold.lease = Some(match hold.lease {
-        None => renewed,
-        Some(known) => Lease {
-            live_until: known.live_until.max(renewed.live_until),
-            expires_by: if op.time >= hold.lease_recorded {
-                renewed.expires_by
-            } else {
-                known.expires_by
-            },
-        },
-    });
-    // The server's count describes the record it came with: the latest one's, or none.
-    if op.time >= hold.lease_recorded {
-        hold.set_server_lease(value.server_lease);
-    }
-    hold.server_checked |= value.server_lease.is_some();
-    if hold.contradiction().is_none() {
-        hold.set_contradiction(
-            value
-                .server_lease
-                .and_then(|server| crate::lease_claims::contradiction(&renewed, &server)),
-        );
-    }
-    hold.lease_recorded = hold.lease_recorded.max(op.time);
     Ok(())
 }
 
