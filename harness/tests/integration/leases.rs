@@ -74,17 +74,20 @@ fn long_work_keeps_the_lease(lock: &str) {
         if let Some(expires_by) = lease["expires_by"].as_u64() {
             assert!(live_until <= expires_by, "{lock}: {renewal}");
         }
-        // Recorded while held: before that acquisition's release was invoked.
+        // Made while held: sent before that acquisition's release was invoked (a renewal in
+        // flight at the release may be answered, and recorded, after it: a loaded machine once
+        // recorded one 35 ms after its send); without a send time, recorded before it.
         let released = history.iter().find(|op| {
             op["f"] == "release"
                 && op["type"] == "invoke"
                 && op["value"]["acquisition"] == *acquisition
         });
         if let Some(released) = released {
-            assert!(
-                renewal["index"].as_u64() < released["index"].as_u64(),
-                "{lock}: renewed after release: {renewal}"
-            );
+            let before = match renewal["value"]["sent"].as_u64() {
+                Some(sent) => Some(sent) < released["time"].as_u64(),
+                None => renewal["index"].as_u64() < released["index"].as_u64(),
+            };
+            assert!(before, "{lock}: renewed after release: {renewal}");
         }
     }
     assert_nothing_left(&r);
