@@ -25,6 +25,7 @@ pub mod setup;
 pub mod stale_accesses;
 pub mod story;
 pub mod stuck_keys;
+pub mod token_story;
 pub mod tokens;
 pub mod verdict;
 pub mod words;
@@ -126,7 +127,7 @@ pub fn check_model(model: &model::Model) -> Results {
     };
     let mut stories: Vec<story::Story> = stale_of(model::AccessKind::Write).collect();
     let first_tokens = tokens.violations.iter().take(STORIES);
-    stories.extend(first_tokens.map(|v| story::of_token_violation(model, v)));
+    stories.extend(first_tokens.map(|v| token_story::of_token_violation(model, v)));
     let first_overlaps = overlaps.overlaps.iter().take(STORIES);
     stories.extend(first_overlaps.map(|o| story::of_overlap(model, o)));
     let first_jams = liveness.jams.iter().take(STORIES);

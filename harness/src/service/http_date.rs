@@ -1,7 +1,8 @@
 //! A server's clock read from the `Date` header of its own HTTP endpoint: etcd's (Go's
 //! net/http stamps it with time.Now()) and ZooKeeper's AdminServer (Jetty, with
 //! System.currentTimeMillis()). The header has whole seconds, so one reading is good to half a
-//! second: it is taken as the middle of the second it names.
+//! second: it is taken as the middle of the second it names. The same plain `GET` reads a
+//! monitoring endpoint's body (NATS's `/jsz`).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -52,14 +53,34 @@ pub fn dated(address: SocketAddr, path: &str) -> anyhow::Result<()> {
 }
 
 fn get(address: SocketAddr, path: &str) -> anyhow::Result<String> {
+    // The headers are all we need; the body may be cut short.
+    request(address, path, 16 * 1024)
+}
+
+/// The body of a `200` answer to `GET path` from the server at `address` (a monitoring
+/// endpoint's JSON, say), read up to 256 KiB.
+pub fn body(address: SocketAddr, path: &str) -> anyhow::Result<String> {
+    let reply = request(address, path, 256 * 1024)?;
+    match reply.split_once("\r\n\r\n") {
+        Some((head, body))
+            if head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200") =>
+        {
+            Ok(body.to_string())
+        }
+        _ => anyhow::bail!("{address}{path} did not answer 200"),
+    }
+}
+
+/// An HTTP/1.0 `GET path`, its answer read up to `limit` bytes (or until the server's half
+/// second is up).
+fn request(address: SocketAddr, path: &str, limit: u64) -> anyhow::Result<String> {
     let timeout = Duration::from_millis(500);
     let mut stream = TcpStream::connect_timeout(&address, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     let request = format!("GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n");
     stream.write_all(request.as_bytes())?;
-    // The headers are all we need; the body may be cut short.
     let mut reply = Vec::new();
-    let _ = stream.take(16 * 1024).read_to_end(&mut reply);
+    let _ = stream.take(limit).read_to_end(&mut reply);
     Ok(String::from_utf8_lossy(&reply).into_owned())
 }
 

@@ -8,8 +8,7 @@
 //! at the start, its `max_age` the run's TTL, and the start returns once its stream has a
 //! leader: before that no grant can be made and no leader fault aimed.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -203,7 +202,7 @@ fn most_named(named: &[String]) -> Option<String> {
 
 /// The leader of the bucket's stream, as the server answering `/jsz` at `monitor` names it.
 fn stream_leader(monitor: SocketAddr) -> Result<String> {
-    let body = get_body(monitor, "/jsz?accounts=true&streams=true")?;
+    let body = super::http_date::body(monitor, "/jsz?accounts=true&streams=true")?;
     let jsz: serde_json::Value = serde_json::from_str(&body)?;
     let stream = format!("KV_{BUCKET}");
     let leader = jsz["account_details"]
@@ -224,7 +223,7 @@ fn stream_leader(monitor: SocketAddr) -> Result<String> {
 /// Ready: the server's `/jsz` names the JetStream metadata leader of a cluster of `servers`
 /// (before that, a bucket cannot be made).
 fn meta_leader_known(monitor: SocketAddr, servers: usize) -> Result<()> {
-    let body = get_body(monitor, "/jsz")?;
+    let body = super::http_date::body(monitor, "/jsz")?;
     let jsz: serde_json::Value = serde_json::from_str(&body)?;
     let meta = &jsz["meta_cluster"];
     let leader = meta["leader"].as_str().unwrap_or_default();
@@ -232,25 +231,6 @@ fn meta_leader_known(monitor: SocketAddr, servers: usize) -> Result<()> {
         bail!("no JetStream metadata leader yet: {meta}");
     }
     Ok(())
-}
-
-/// The body of the answer to `GET path` (HTTP/1.0: the server closes when done).
-fn get_body(address: SocketAddr, path: &str) -> Result<String> {
-    let timeout = Duration::from_millis(500);
-    let mut stream = TcpStream::connect_timeout(&address, timeout)?;
-    stream.set_read_timeout(Some(timeout))?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n")?;
-    let mut reply = Vec::new();
-    stream.take(256 * 1024).read_to_end(&mut reply)?;
-    let reply = String::from_utf8_lossy(&reply);
-    match reply.split_once("\r\n\r\n") {
-        Some((head, body))
-            if head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200") =>
-        {
-            Ok(body.to_string())
-        }
-        _ => bail!("{address}{path} did not answer 200"),
-    }
 }
 
 #[cfg(test)]
