@@ -162,6 +162,13 @@ pub trait Lock: Sync {
         false
     }
 
+    /// Cores one of its cells keeps busy while 5 clients contend: its service's (the worst of
+    /// the locks on it) unless the lock's clients measurably cost less. `compare` sizes its
+    /// automatic parallelism by it.
+    fn contention_cores(&self) -> f64 {
+        self.service_entry().cost.contention_cores
+    }
+
     /// Roughly how long its servers take to start, as `lockpick bench` measures it: `compare
     /// --shard` weighs each cell by it.
     fn start_up(&self) -> Duration {

@@ -4,14 +4,32 @@
 //! timers. A start-up asks the gate for the cores its service's catalogue entry says it keeps
 //! busy and waits until they are free, so two ZooKeeper ensembles do not start at once on two
 //! cores, and a start-up is not slowed into a failed readiness check by another. A start-up too
-//! short to matter (redis-server: 0 cores) passes at once. A lone run never waits.
+//! short to matter (redis-server: 0 cores) needs no cores, but it yields to the heavy ones
+//! starting or waiting to (for at most [`LIGHT_YIELD`]): its own clients would start and
+//! contend at once, and the cores they take are the ones a JVM start-up is waiting for (in the
+//! example gate, six Redis cells' clients tripled two ZooKeeper start-ups and made them the
+//! comparison's last cells to end). A lone run never waits.
 
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// Cores held by start-ups in progress, in hundredths (whole numbers keep the sums exact).
-static BUSY: Mutex<u64> = Mutex::new(0);
+/// The start-ups in progress and waiting, as the gate counts them.
+struct Gate {
+    /// Cores held by start-ups in progress, in hundredths (whole numbers keep the sums exact).
+    busy: u64,
+    /// Start-ups that need cores and wait for them.
+    heavy_waiting: usize,
+}
+
+static GATE: Mutex<Gate> = Mutex::new(Gate {
+    busy: 0,
+    heavy_waiting: 0,
+});
 static FREED: Condvar = Condvar::new();
+
+/// The longest a start-up that needs no cores yields to heavy ones: a bound, so that a stream
+/// of heavy start-ups never holds a light cell back for long.
+pub const LIGHT_YIELD: Duration = Duration::from_secs(5);
 
 /// A start-up's hold on the gate; the cores go back when it is dropped.
 pub struct Pass {
@@ -22,22 +40,42 @@ pub struct Pass {
 
 /// Waits until `cores` of the machine's `capacity` are free (at once if nothing else is
 /// starting: a start-up that needs more than the machine has still gets to run alone), then
-/// holds them until the pass is dropped.
+/// holds them until the pass is dropped. A start-up that needs none waits while heavy ones
+/// start or wait, for at most [`LIGHT_YIELD`].
 pub fn enter(cores: f64, capacity: usize) -> Pass {
     let asked = Instant::now();
     let capacity = capacity.max(1) as u64 * 100;
     let want = ((cores.max(0.0) * 100.0).round() as u64).min(capacity);
+    let mut gate = GATE.lock().unwrap_or_else(|e| e.into_inner());
     if want == 0 {
+        if gate.busy == 0 && gate.heavy_waiting == 0 {
+            return Pass {
+                held: 0,
+                waited: Duration::ZERO,
+            };
+        }
+        let until = asked + LIGHT_YIELD;
+        while gate.busy > 0 || gate.heavy_waiting > 0 {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            gate = FREED
+                .wait_timeout(gate, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
         return Pass {
             held: 0,
-            waited: Duration::ZERO,
+            waited: asked.elapsed(),
         };
     }
-    let mut busy = BUSY.lock().unwrap_or_else(|e| e.into_inner());
-    while *busy > 0 && *busy + want > capacity {
-        busy = FREED.wait(busy).unwrap_or_else(|e| e.into_inner());
+    gate.heavy_waiting += 1;
+    while gate.busy > 0 && gate.busy + want > capacity {
+        gate = FREED.wait(gate).unwrap_or_else(|e| e.into_inner());
     }
-    *busy += want;
+    gate.heavy_waiting -= 1;
+    gate.busy += want;
     Pass {
         held: want,
         waited: asked.elapsed(),
@@ -54,8 +92,8 @@ impl Drop for Pass {
         if self.held == 0 {
             return;
         }
-        let mut busy = BUSY.lock().unwrap_or_else(|e| e.into_inner());
-        *busy = busy.saturating_sub(self.held);
+        let mut gate = GATE.lock().unwrap_or_else(|e| e.into_inner());
+        gate.busy = gate.busy.saturating_sub(self.held);
         FREED.notify_all();
     }
 }
@@ -65,27 +103,30 @@ mod tests {
     use super::*;
 
     /// Two start-ups that each need the whole machine take turns; one that needs nothing
-    /// passes while they hold it. (One test: the gate is the process's, shared by every test
-    /// thread.)
+    /// passes at once when nothing heavy starts, and waits for a heavy one in progress until
+    /// it ends. (One test: the gate is the process's, shared by every test thread.)
     #[test]
-    fn heavy_start_ups_take_turns_and_light_ones_pass() {
+    fn heavy_start_ups_take_turns_and_light_ones_yield_to_them() {
+        let alone = enter(0.0, 2);
+        assert_eq!(alone.waited, Duration::ZERO, "nothing heavy was starting");
         let first = enter(3.0, 2);
         assert_eq!(
             first.held, 200,
             "a start-up bigger than the machine gets it all"
         );
-        let light = enter(0.0, 2);
-        assert_eq!(light.waited, Duration::ZERO);
-        let second = std::thread::spawn(|| {
-            let pass = enter(2.0, 2);
-            pass.waited
-        });
+        let second = std::thread::spawn(|| enter(2.0, 2).waited);
+        let light = std::thread::spawn(|| enter(0.0, 2).waited);
         std::thread::sleep(Duration::from_millis(300));
         drop(first);
         let waited = second.join().unwrap();
         assert!(
             waited >= Duration::from_millis(250),
             "the second heavy start-up waited only {waited:?}"
+        );
+        let light = light.join().unwrap();
+        assert!(
+            light >= Duration::from_millis(250) && light <= LIGHT_YIELD + Duration::from_secs(1),
+            "a light start-up waited {light:?} while a heavy one held the gate"
         );
     }
 }

@@ -39,7 +39,7 @@ pub static SERVICE: ServiceEntry = ServiceEntry {
     // Start-up: three Go servers electing a leader.
     cost: super::entry::CellCost {
         startup_cores: 1.0,
-        contention_cores: 0.2,
+        contention_cores: 0.15,
         memory_mb: 260,
     },
     // etcd's SIGTERM spends seconds handing its leadership over, which a run's end does not

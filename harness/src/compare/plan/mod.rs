@@ -118,14 +118,14 @@ pub fn plan(args: &CompareArgs, checks: Checks) -> Result<Plan> {
             return Err(bad(format!("no cell of the comparison can run: {refused}")));
         }
     }
-    let services: Vec<_> = (cells.iter())
+    let costs: Vec<_> = (cells.iter())
         .filter_map(|c| c.configs.as_ref().ok()?.first())
-        .map(|config| config.lock.service_entry())
+        .map(|config| parallelism::cell_cost(config.lock))
         .collect();
     let parallelism = parallelism::decide(
         given,
-        &services,
-        services.len() * seeds.len(),
+        &costs,
+        costs.len() * seeds.len(),
         parallelism::Machine::now(),
     );
     Ok(Plan {

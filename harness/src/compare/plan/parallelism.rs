@@ -9,7 +9,8 @@
 
 use serde::Serialize;
 
-use crate::service::entry::{CellCost, ServiceEntry};
+use crate::locks::Lock;
+use crate::service::entry::CellCost;
 
 /// Most cells at once: each runs its own servers, clients and namespaces.
 pub const MAX_PARALLEL: usize = 16;
@@ -59,12 +60,21 @@ fn available_mb() -> Option<u64> {
     Some(kb / 1024)
 }
 
+/// What a cell of `lock` costs: its service's start-up and memory, its own clients'
+/// contention.
+pub fn cell_cost(lock: &dyn Lock) -> CellCost {
+    CellCost {
+        contention_cores: lock.contention_cores(),
+        ..lock.service_entry().cost
+    }
+}
+
 /// The parallelism given by a flag or the file (`given`, with where it came from), else the one
-/// that fits `jobs` runs of the cells whose services are `services` (one entry per runnable
-/// cell) on `machine`.
+/// that fits `jobs` runs of the cells whose costs are `costs` (one per runnable cell) on
+/// `machine`.
 pub fn decide(
     given: Option<(usize, &str)>,
-    services: &[&ServiceEntry],
+    costs: &[CellCost],
     jobs: usize,
     machine: Machine,
 ) -> Parallelism {
@@ -75,7 +85,6 @@ pub fn decide(
             reason: format!("{from} {n}"),
         };
     }
-    let costs: Vec<CellCost> = services.iter().map(|s| s.cost).collect();
     let count = costs.len().max(1) as f64;
     let contention = costs.iter().map(|c| c.contention_cores).sum::<f64>() / count;
     let by_cpu = if contention > 0.0 {
@@ -139,7 +148,7 @@ mod tests {
     #[test]
     fn idle_contention_fits_more_cells_than_cores() {
         let zookeeper = &service::zookeeper::SERVICE;
-        let cells = vec![zookeeper; 10];
+        let cells = vec![zookeeper.cost; 10];
         let p = decide(None, &cells, 10, machine(2, 20_000));
         let contention = zookeeper.cost.contention_cores;
         assert_eq!(p.at_once, (2.0 / contention).floor() as usize);
@@ -151,7 +160,7 @@ mod tests {
     #[test]
     fn memory_and_the_number_of_runs_bound_it() {
         let zookeeper = &service::zookeeper::SERVICE;
-        let cells = vec![zookeeper; 10];
+        let cells = vec![zookeeper.cost; 10];
         let per_cell = zookeeper.cost.memory_mb;
         let p = decide(None, &cells, 10, machine(16, per_cell * 4));
         assert_eq!(p.at_once, 2);
@@ -159,5 +168,19 @@ mod tests {
         let p = decide(None, &cells[..3], 3, machine(16, 100_000));
         assert_eq!(p.at_once, 3);
         assert!(p.reason.contains("every one of the 3 runs"), "{}", p.reason);
+    }
+
+    /// A lock's clients set its cells' contention: a single Redis server's cell costs less than
+    /// one of Redlock's five on the same service, and start-up and memory stay the service's.
+    #[test]
+    fn a_cell_costs_its_own_clients_contention() {
+        let redis = cell_cost(crate::locks::find("redis").unwrap());
+        let redlock = cell_cost(crate::locks::find("redlock").unwrap());
+        assert!(
+            redis.contention_cores < redlock.contention_cores,
+            "{redis:?} {redlock:?}"
+        );
+        assert_eq!(redis.memory_mb, redlock.memory_mb);
+        assert_eq!(redis.startup_cores, redlock.startup_cores);
     }
 }
