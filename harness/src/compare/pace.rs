@@ -2,8 +2,8 @@
 //! ([`Parallelism`]), lowered by one when a cell's start-up measurably slowed down. A start-up
 //! is the part of a cell that needs the CPU (the start-up gate already keeps start-ups from
 //! crowding each other), so one that took far longer than its service's quickest in the same
-//! comparison says the machine is busier than the plan assumed: the other cells' contention, or
-//! someone else's work. A given `--parallel N` is never changed.
+//! comparison, and longer than its lock's usual start-up, says the machine is busier than the
+//! plan assumed: the other cells' contention, or someone else's work. A given `--parallel N` is never changed.
 
 use std::collections::BTreeMap;
 
@@ -41,12 +41,16 @@ impl Pace {
         }
     }
 
-    /// Takes in the start-up of a cell (`cell`, on `service`) that ran; returns the lowered
-    /// parallelism if it slowed down enough to lower it.
+    /// Takes in the start-up of a cell (`cell`, on `service`, whose lock's servers take about
+    /// `usual` seconds to start) that ran; returns the lowered parallelism if it slowed down
+    /// enough to lower it. A start-up within its usual time is not slow however quick the
+    /// service's quickest was: an etcd cluster's election alone varies from 0.3 s to 2 s with
+    /// its randomized timeouts, on an idle machine too.
     pub fn cell_started(
         &mut self,
         service: &str,
         cell: &str,
+        usual: f64,
         startup: &StartupTimes,
     ) -> Option<usize> {
         let took = startup.service_seconds;
@@ -55,7 +59,7 @@ impl Pace {
             .entry(service.to_string())
             .and_modify(|q| *q = q.min(took))
             .or_insert(took);
-        let slow = took > SLOWER * quickest && took - quickest > AT_LEAST_SECONDS;
+        let slow = took > SLOWER * quickest && took - quickest > AT_LEAST_SECONDS && took > usual;
         if !slow || !self.planned.automatic || self.at_end <= 1 {
             return None;
         }
@@ -94,21 +98,35 @@ mod tests {
     #[test]
     fn a_start_up_far_slower_than_its_services_quickest_lowers_it_by_one() {
         let mut pace = Pace::new(&planned(6, true));
-        assert_eq!(pace.cell_started("zookeeper", "a", &started(1.5)), None);
-        assert_eq!(pace.cell_started("etcd", "b", &started(0.5)), None);
+        assert_eq!(
+            pace.cell_started("zookeeper", "a", 3.0, &started(1.5)),
+            None
+        );
+        assert_eq!(pace.cell_started("etcd", "b", 3.0, &started(0.5)), None);
         // Slower, but not twice its quickest, or not a second more.
-        assert_eq!(pace.cell_started("zookeeper", "c", &started(2.9)), None);
-        assert_eq!(pace.cell_started("etcd", "d", &started(1.4)), None);
-        assert_eq!(pace.cell_started("zookeeper", "e", &started(3.2)), Some(5));
+        assert_eq!(
+            pace.cell_started("zookeeper", "c", 3.0, &started(2.9)),
+            None
+        );
+        assert_eq!(pace.cell_started("etcd", "d", 3.0, &started(1.4)), None);
+        // Twice its quickest and more, but within its usual start-up (an election's luck).
+        assert_eq!(pace.cell_started("etcd", "e", 3.0, &started(2.2)), None);
+        assert_eq!(
+            pace.cell_started("zookeeper", "f", 3.0, &started(3.2)),
+            Some(5)
+        );
         assert_eq!(pace.at_end, 5);
-        assert!(pace.lowered[0].contains("e: zookeeper started in 3.2 s"));
+        assert!(pace.lowered[0].contains("f: zookeeper started in 3.2 s"));
     }
 
     #[test]
     fn a_given_parallelism_is_never_lowered() {
         let mut pace = Pace::new(&planned(8, false));
-        pace.cell_started("zookeeper", "a", &started(1.0));
-        assert_eq!(pace.cell_started("zookeeper", "b", &started(9.0)), None);
+        pace.cell_started("zookeeper", "a", 3.0, &started(1.0));
+        assert_eq!(
+            pace.cell_started("zookeeper", "b", 3.0, &started(9.0)),
+            None
+        );
         assert_eq!(pace.at_end, 8);
     }
 }

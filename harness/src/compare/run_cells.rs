@@ -132,6 +132,7 @@ pub(super) fn run_all(
                 let lowered = pace.lock().unwrap().cell_started(
                     config.lock.service_entry().name,
                     &plan.cells[index].name.to_string(),
+                    config.lock.start_up().as_secs_f64(),
                     &startup,
                 );
                 if let Some(lowered) = lowered {
