@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::startup::load_average;
@@ -36,11 +36,13 @@ pub struct GateRow {
     pub identical: bool,
 }
 
-fn once(dir: &Path, parallel: Option<&str>, quick: bool) -> Result<GateRow> {
+fn once(dir: &Path, round: u32, parallel: Option<&str>, quick: bool) -> Result<GateRow> {
     let label = parallel.map_or("automatic".to_string(), |n| format!("--parallel {n}"));
-    let store = dir.join(format!("gate-{}", parallel.unwrap_or("automatic")));
+    let store = dir.join(format!("gate-{round}-{}", parallel.unwrap_or("automatic")));
     let matrix = dir.join("lockpick.toml");
-    std::fs::write(&matrix, MATRIX)?;
+    if !matrix.exists() {
+        crate::files::safe_write::write_new(&matrix, MATRIX)?;
+    }
     let mut command = Command::new(std::env::current_exe()?);
     command
         .args(["compare", "--matrix"])
@@ -98,21 +100,37 @@ fn once(dir: &Path, parallel: Option<&str>, quick: bool) -> Result<GateRow> {
     })
 }
 
-/// One cell at a time, then at the automatic parallelism; `quick` shortens every cell to 6 s.
-pub fn measure(dir: &Path, quick: bool) -> Result<Vec<GateRow>> {
-    let one = once(dir, Some("1"), quick)?;
-    let mut automatic = once(dir, None, quick)?;
-    automatic.identical =
-        automatic.verdicts == one.verdicts && automatic.exit_code == one.exit_code;
-    if !automatic.identical {
-        bail!(
-            "the gate at the automatic parallelism gave other verdicts: {:?} (exit {}) against \
-             {:?} (exit {}) one at a time",
-            automatic.verdicts,
-            automatic.exit_code,
-            one.verdicts,
-            one.exit_code
-        );
+/// `rounds` times: one cell at a time, then at the automatic parallelism; `quick` shortens
+/// every cell to 6 s. Every row is held to the first one's verdicts, judgements and exit code;
+/// the rows are returned with how many rounds were identical, and the bench fails (once the
+/// table is printed) unless all were.
+pub fn measure(dir: &Path, quick: bool, rounds: u32) -> Result<(Vec<GateRow>, u32)> {
+    let mut rows: Vec<GateRow> = Vec::new();
+    let mut identical_rounds = 0;
+    for round in 1..=rounds.max(1) {
+        let mut one = once(dir, round, Some("1"), quick)?;
+        let mut automatic = once(dir, round, None, quick)?;
+        let first = rows.first().unwrap_or(&one);
+        let (verdicts, exit_code) = (first.verdicts.clone(), first.exit_code);
+        let same = |row: &GateRow| row.verdicts == verdicts && row.exit_code == exit_code;
+        one.identical = same(&one);
+        automatic.identical = same(&automatic);
+        if one.identical && automatic.identical {
+            identical_rounds += 1;
+        } else {
+            crate::tell!(
+                "lockpick bench: round {round}: other verdicts: {:?} (exit {}) one at a time, \
+                 {:?} (exit {}) at the automatic parallelism, against {:?} (exit {})",
+                one.verdicts,
+                one.exit_code,
+                automatic.verdicts,
+                automatic.exit_code,
+                verdicts,
+                exit_code
+            );
+        }
+        rows.push(one);
+        rows.push(automatic);
     }
-    Ok(vec![one, automatic])
+    Ok((rows, identical_rounds))
 }

@@ -18,7 +18,7 @@ mod violations;
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::cli::{BenchArgs, BenchKind};
@@ -199,11 +199,19 @@ fn measure_only_when_named(args: &BenchArgs, dir: &Path, figures: &mut Figures) 
         code = tables::print_stability(&rows, seeds, limit);
         figures.stability = Some(rows);
     }
-    // Only when asked for: it runs the example gate twice (about two minutes on 2 cores).
+    // Only when asked for: it runs the example gate twice a round (about two minutes a round
+    // on 2 cores), one round unless --rounds says more.
     if args.what == Some(BenchKind::Gate) {
-        let rows = gate::measure(dir, args.quick)?;
-        tables::print_gate(&rows);
+        let rounds = args.rounds.unwrap_or(1);
+        let (rows, identical) = gate::measure(dir, args.quick, rounds)?;
+        tables::print_gate(&rows, identical, rounds);
         figures.gate = Some(rows);
+        if identical < rounds {
+            bail!(
+                "the example gate gave other verdicts in {} of {rounds} round(s) (above)",
+                rounds - identical
+            );
+        }
     }
     Ok(code)
 }

@@ -171,7 +171,7 @@ pub fn print_stability(rows: &[stability::StabilityRow], seeds: u64, limit: &str
 
 /// The example gate's wall time one at a time and at the automatic parallelism, and whether
 /// its verdicts agree.
-pub fn print_gate(rows: &[gate::GateRow]) {
+pub fn print_gate(rows: &[gate::GateRow], identical: u32, rounds: u32) {
     println!(
         "\nthe example gate (examples/lockpick.toml)\n{:<13} {:>6} {:>8} {:>7} {:>5} {:>12}",
         "parallel", "cells", "at once", "wall s", "exit", "load"
@@ -195,8 +195,9 @@ pub fn print_gate(rows: &[gate::GateRow]) {
     if let Some(r) = rows.last() {
         println!("chosen: {}", r.reason);
         println!(
-            "same verdicts and judgements both ways: {} {:?}",
-            r.identical, r.verdicts
+            "same verdicts, judgements and exit code both ways in {identical} of {rounds} \
+             round(s): {:?}",
+            r.verdicts
         );
     }
 }

@@ -187,7 +187,8 @@ pub struct BenchArgs {
     /// Small sizes, one round, two seeds and short runs: under a minute.
     #[arg(long)]
     pub quick: bool,
-    /// How many times to start each service [default: 3; 1 with --quick].
+    /// How many times to start each service [default: 3; 1 with --quick]; rounds of the example
+    /// gate [default: 1].
     #[arg(long)]
     pub rounds: Option<u32>,
     /// Seeds per lock and nemesis for time to first violation [default: 10; 2 with --quick]
