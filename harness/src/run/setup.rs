@@ -47,6 +47,10 @@ pub fn setup(
     let scratch = Scratch::create(&prefix.name)?;
     let mut service = config.lock.service();
     let shape = config.shape();
+    // The gate before the nodes: a comparison's cells all reach it within moments of their
+    // start, in the comparison's order, so that order decides; and a light cell that yields
+    // makes its nodes after the heavy start-ups too (its `ip` processes are CPU as well).
+    let pass = enter_startup_gate(config);
     let making = Instant::now();
     let (runtime, nodes) = make_nodes(config, prefix, dir, &scratch, service.name())?;
     let nodes_seconds = making.elapsed().as_secs_f64();
@@ -54,8 +58,10 @@ pub fn setup(
     let mut children = Children::default();
     let mut launches = BTreeMap::new();
     let server_bin = config.server_bins.get(service.name()).map(PathBuf::as_path);
-    let (started, gate_wait, service_start) = start_service(
+    let gate_wait = pass.waited;
+    let (started, service_start) = start_service(
         config,
+        pass,
         service.as_mut(),
         &mut ServiceSetup {
             runtime: runtime.as_ref(),
@@ -182,15 +188,9 @@ struct Started {
     addresses: Vec<String>,
 }
 
-/// Starts the lock service's servers once the start-up gate lets it (see
-/// [`super::startup_gate`]) and waits until they answer: the step whose time the terminal
-/// tells, with what the service is (its facts, what each server keeps). Returns also how long
-/// it waited at the gate and how long the start took.
-fn start_service(
-    config: &RunConfig,
-    service: &mut dyn crate::service::LockService,
-    setup: &mut ServiceSetup,
-) -> Result<(Started, Duration, Duration)> {
+/// Waits at the start-up gate (see [`super::startup_gate`]) for the cores the service's
+/// start-up keeps busy, and says so when that took a while.
+fn enter_startup_gate(config: &RunConfig) -> super::startup_gate::Pass {
     let cost = config.lock.service_entry().cost;
     let pass = super::startup_gate::enter(cost.startup_cores, super::startup_gate::cores());
     if pass.waited >= Duration::from_millis(100) {
@@ -199,10 +199,21 @@ fn start_service(
             pass.waited.as_secs_f64()
         );
     }
+    pass
+}
+
+/// Starts the lock service's servers, holding the start-up gate's `pass` until they answer:
+/// the step whose time the terminal tells, with what the service is (its facts, what each
+/// server keeps). Returns also how long the start took.
+fn start_service(
+    config: &RunConfig,
+    pass: super::startup_gate::Pass,
+    service: &mut dyn crate::service::LockService,
+    setup: &mut ServiceSetup,
+) -> Result<(Started, Duration)> {
     let started = Instant::now();
     service.start(setup)?;
     let took = started.elapsed();
-    let waited = pass.waited;
     drop(pass);
     let keeping = match config.persistence {
         Some(kept) if kept.keeps_data() => format!(", each keeping its data ({})", kept.name()),
@@ -248,7 +259,6 @@ fn start_service(
             endpoints,
             addresses: service.endpoints(),
         },
-        waited,
         took,
     ))
 }

@@ -8,7 +8,10 @@
 //! starting or waiting to (for at most [`LIGHT_YIELD`]): its own clients would start and
 //! contend at once, and the cores they take are the ones a JVM start-up is waiting for (in the
 //! example gate, six Redis cells' clients tripled two ZooKeeper start-ups and made them the
-//! comparison's last cells to end). A lone run never waits.
+//! comparison's last cells to end). Of the heavy start-ups waiting, the one that needs the most
+//! cores goes first (the one that asked first among equals): a ZooKeeper start-up that needs
+//! both cores is not passed over by etcd start-ups that fit beside each other, and the etcd
+//! start-ups then go together rather than one on each side of it. A lone run never waits.
 
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -17,13 +20,28 @@ use std::time::{Duration, Instant};
 struct Gate {
     /// Cores held by start-ups in progress, in hundredths (whole numbers keep the sums exact).
     busy: u64,
-    /// Start-ups that need cores and wait for them.
-    heavy_waiting: usize,
+    /// Start-ups that need cores and wait for them: (cores wanted, ticket), tickets in the
+    /// order they asked.
+    waiting: Vec<(u64, u64)>,
+    next_ticket: u64,
+}
+
+impl Gate {
+    /// The ticket of the waiting start-up that goes next: the most cores wanted, then the
+    /// first asked.
+    fn next(&self) -> Option<u64> {
+        let most = self.waiting.iter().map(|&(want, _)| want).max()?;
+        (self.waiting.iter())
+            .filter(|&&(want, _)| want == most)
+            .map(|&(_, ticket)| ticket)
+            .min()
+    }
 }
 
 static GATE: Mutex<Gate> = Mutex::new(Gate {
     busy: 0,
-    heavy_waiting: 0,
+    waiting: Vec::new(),
+    next_ticket: 0,
 });
 static FREED: Condvar = Condvar::new();
 
@@ -40,22 +58,22 @@ pub struct Pass {
 
 /// Waits until `cores` of the machine's `capacity` are free (at once if nothing else is
 /// starting: a start-up that needs more than the machine has still gets to run alone), then
-/// holds them until the pass is dropped. A start-up that needs none waits while heavy ones
-/// start or wait, for at most [`LIGHT_YIELD`].
+/// holds them until the pass is dropped; the waiting start-up that needs the most cores goes
+/// first. A start-up that needs none waits while heavy ones start or wait, for at most [`LIGHT_YIELD`].
 pub fn enter(cores: f64, capacity: usize) -> Pass {
     let asked = Instant::now();
     let capacity = capacity.max(1) as u64 * 100;
     let want = ((cores.max(0.0) * 100.0).round() as u64).min(capacity);
     let mut gate = GATE.lock().unwrap_or_else(|e| e.into_inner());
     if want == 0 {
-        if gate.busy == 0 && gate.heavy_waiting == 0 {
+        if gate.busy == 0 && gate.waiting.is_empty() {
             return Pass {
                 held: 0,
                 waited: Duration::ZERO,
             };
         }
         let until = asked + LIGHT_YIELD;
-        while gate.busy > 0 || gate.heavy_waiting > 0 {
+        while gate.busy > 0 || !gate.waiting.is_empty() {
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -70,12 +88,16 @@ pub fn enter(cores: f64, capacity: usize) -> Pass {
             waited: asked.elapsed(),
         };
     }
-    gate.heavy_waiting += 1;
-    while gate.busy > 0 && gate.busy + want > capacity {
+    let ticket = gate.next_ticket;
+    gate.next_ticket += 1;
+    gate.waiting.push((want, ticket));
+    while gate.next() != Some(ticket) || (gate.busy > 0 && gate.busy + want > capacity) {
         gate = FREED.wait(gate).unwrap_or_else(|e| e.into_inner());
     }
-    gate.heavy_waiting -= 1;
+    gate.waiting.retain(|&(_, t)| t != ticket);
     gate.busy += want;
+    // The next in line may fit beside this one.
+    FREED.notify_all();
     Pass {
         held: want,
         waited: asked.elapsed(),
@@ -128,5 +150,30 @@ mod tests {
             light >= Duration::from_millis(250) && light <= LIGHT_YIELD + Duration::from_secs(1),
             "a light start-up waited {light:?} while a heavy one held the gate"
         );
+
+        // The biggest first: a whole-machine start-up waiting is not passed over by a one-core
+        // start-up that would fit beside the one in progress, though it asked later.
+        let holding = enter(2.0, 2);
+        let (order, told) = std::sync::mpsc::channel();
+        let small = {
+            let order = order.clone();
+            std::thread::spawn(move || {
+                let _pass = enter(1.0, 2);
+                order.send("small").unwrap();
+            })
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        let big = std::thread::spawn(move || {
+            let pass = enter(2.0, 2);
+            order.send("big").unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            drop(pass);
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        drop(holding);
+        big.join().unwrap();
+        small.join().unwrap();
+        let order: Vec<&str> = told.iter().collect();
+        assert_eq!(order, ["big", "small"]);
     }
 }
