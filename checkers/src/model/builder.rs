@@ -1,18 +1,19 @@
 //! Builds the model one operation at a time, so a history can be judged while it is read,
 //! keeping only what the checkers need rather than every line.
 
-use std::collections::HashMap;
-
 use super::values::{in_range, lease_in_range, parse, server_lease_in_range, ClientValue};
 use super::{AcquireAttempt, Hold, Model};
 use crate::history::{Malformed, Op, OpType, F};
 use crate::record::{Record, Who};
 
+/// The clients' entries, by number.
+mod clients;
 /// The lines of the harness, the resource and the nemesis.
 mod named;
 /// A client's background renewals.
 mod renewal;
 
+use clients::Clients;
 use renewal::renew;
 
 /// A client's open invocation: its completion must match it. Each client keeps its entry
@@ -56,7 +57,7 @@ struct Client {
 #[derive(Default)]
 pub struct Builder {
     model: Model,
-    clients: HashMap<u64, Client>,
+    clients: Clients,
     /// The hold of the latest access whose acquisition was found: the next access most often
     /// names it too (a holder reads, then writes), and is then found without a lookup.
     last_access_hold: Option<usize>,
@@ -88,7 +89,7 @@ impl Builder {
         self.model.end = self.model.end.max(op.time);
         match &op.process {
             Who::Client(p) => {
-                let client = self.clients.entry(*p).or_default();
+                let client = self.clients.entry(*p);
                 client.last_event = (op.time, op.index);
                 client_op(&mut self.model, client, op, *p)
             }

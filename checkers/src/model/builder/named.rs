@@ -72,7 +72,7 @@ impl Builder {
                 in_range(line, "seq", v.seq)?;
                 // The hold of the access before, or the one its client holds now: most often
                 // one of them, found without a lookup in the index.
-                let holding = self.clients.get(&v.process).and_then(|c| c.holding);
+                let holding = self.clients.get(v.process).and_then(|c| c.holding);
                 let known = [self.last_access_hold, holding]
                     .into_iter()
                     .flatten()
