@@ -172,7 +172,7 @@ fn client_op(
 ) -> Result<(), Malformed> {
     let line = op.line();
     if op.f == F::Renew {
-        return renew(model, op, p);
+        return renew(model, op, p, client.holding);
     }
     if !matches!(op.f, F::Acquire | F::Read | F::Write | F::Release) {
         return Err(Malformed::at(
