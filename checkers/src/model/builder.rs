@@ -84,6 +84,21 @@ impl Builder {
 
     /// Adds the next line of the history, decoded in place.
     pub fn push_record(&mut self, op: &Record<'_>) -> Result<(), Malformed> {
+        // A grant of an acquisition granted before is found when the holds are settled in the
+        // index: the history's error is the earliest line, so that one comes first.
+        self.take(op)
+            .map_err(|e| settle(&mut self.model).err().unwrap_or(e))
+    }
+
+    /// The first grant of an acquisition granted before, if any (found once the holds are
+    /// settled in the index, maybe lines later): the history's error, with its line's index.
+    pub fn granted_twice(&mut self) -> Option<(u64, Malformed)> {
+        let i = self.model.hold_index.settle(&self.model.holds)?;
+        let hold = &self.model.holds[i];
+        Some((hold.start_index, granted_again(hold)))
+    }
+
+    fn take(&mut self, op: &Record<'_>) -> Result<(), Malformed> {
         in_range(op.line(), "time", op.time)?;
         self.model.operations += 1;
         self.model.end = self.model.end.max(op.time);
@@ -105,6 +120,7 @@ impl Builder {
             unresolved_accesses,
             ..
         } = self;
+        settle(&mut model)?;
         for client in clients.values() {
             if let Some(i) = client.holding {
                 let (time, index) = client.last_event;
@@ -224,7 +240,10 @@ fn client_op(
                 let held = client
                     .holding
                     .filter(|&i| model.holds[i].acquisition == value.acquisition);
-                let found = held.or_else(|| model.hold_index.get(&value.acquisition, &model.holds));
+                let found = match held {
+                    Some(i) => Some(i),
+                    None => find(model, &value.acquisition)?,
+                };
                 let Some(i) = found else {
                     return Err(Malformed::at(
                         line,
@@ -316,12 +335,8 @@ fn client_op(
         if i >= u32::MAX as usize {
             return Err(Malformed::at(line, "more than 2^32 - 1 grants".to_string()));
         }
-        if !model.hold_index.insert(&value.acquisition, i, &model.holds) {
-            return Err(Malformed::at(
-                line,
-                format!("acquisition {} granted twice", value.acquisition),
-            ));
-        }
+        // Checked against earlier grants when the index is settled (`settle`).
+        model.hold_index.push(&value.acquisition);
         client.holding = Some(i);
         let acquisition = value.acquisition.into_owned();
         let mut hold = Hold {
@@ -356,6 +371,29 @@ fn client_op(
         model.holds.push(hold);
     }
     Ok(())
+}
+
+/// Enters every hold granted so far in the index; the first grant of an acquisition granted
+/// before is the history's error, at its own line.
+fn settle(model: &mut Model) -> Result<(), Malformed> {
+    match model.hold_index.settle(&model.holds) {
+        None => Ok(()),
+        Some(i) => Err(granted_again(&model.holds[i])),
+    }
+}
+
+/// The error of `hold`, a grant of an acquisition granted before.
+fn granted_again(hold: &Hold) -> Malformed {
+    Malformed::at(
+        line_of_index(hold.start_index),
+        format!("acquisition {} granted twice", hold.acquisition),
+    )
+}
+
+/// The position of the hold of `acquisition`, looked up in the settled index.
+fn find(model: &mut Model, acquisition: &str) -> Result<Option<usize>, Malformed> {
+    settle(model)?;
+    Ok(model.hold_index.get(acquisition, &model.holds))
 }
 
 fn line_of_index(index: u64) -> usize {

@@ -27,9 +27,10 @@ pub(super) fn renew(
     if let Some(server) = &value.server_lease {
         server_lease_in_range(line, server)?;
     }
-    let found = holding
-        .filter(|&i| model.holds[i].acquisition == value.acquisition)
-        .or_else(|| model.hold_index.get(&value.acquisition, &model.holds));
+    let found = match holding.filter(|&i| model.holds[i].acquisition == value.acquisition) {
+        Some(i) => Some(i),
+        None => super::find(model, &value.acquisition)?,
+    };
     let hold = match found {
         Some(i) if model.holds[i].process == p => &mut model.holds[i],
         _ => {
