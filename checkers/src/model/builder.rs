@@ -8,12 +8,15 @@ use crate::record::{Record, Who};
 
 /// The clients' entries, by number.
 mod clients;
+/// Lookups in the index of holds, which enters them when asked.
+mod lookup;
 /// The lines of the harness, the resource and the nemesis.
 mod named;
 /// A client's background renewals.
 mod renewal;
 
 use clients::Clients;
+use lookup::{find, granted_again, settle};
 use renewal::renew;
 
 /// A client's open invocation: its completion must match it. Each client keeps its entry
@@ -149,11 +152,17 @@ impl Builder {
                 None => {}
             }
         }
-        // The resource numbers its accesses as it applies them, and they mostly arrive so.
-        if !model.accesses.is_sorted_by_key(|a| a.seq) {
+        // The resource numbers its accesses as it applies them, and they mostly arrive so: then
+        // one walk finds them in order and no number twice.
+        let increasing = model.accesses.is_sorted_by(|a, b| a.seq < b.seq);
+        if !increasing && !model.accesses.is_sorted_by_key(|a| a.seq) {
             model.accesses.sort_by_key(|a| a.seq);
         }
-        if let Some(pair) = model.accesses.windows(2).find(|w| w[0].seq == w[1].seq) {
+        let twice = match increasing {
+            true => None,
+            false => model.accesses.windows(2).find(|w| w[0].seq == w[1].seq),
+        };
+        if let Some(pair) = twice {
             return Err(Malformed::at(
                 line_of_index(pair[1].index),
                 format!(
@@ -371,29 +380,6 @@ fn client_op(
         model.holds.push(hold);
     }
     Ok(())
-}
-
-/// Enters every hold granted so far in the index; the first grant of an acquisition granted
-/// before is the history's error, at its own line.
-fn settle(model: &mut Model) -> Result<(), Malformed> {
-    match model.hold_index.settle(&model.holds) {
-        None => Ok(()),
-        Some(i) => Err(granted_again(&model.holds[i])),
-    }
-}
-
-/// The error of `hold`, a grant of an acquisition granted before.
-fn granted_again(hold: &Hold) -> Malformed {
-    Malformed::at(
-        line_of_index(hold.start_index),
-        format!("acquisition {} granted twice", hold.acquisition),
-    )
-}
-
-/// The position of the hold of `acquisition`, looked up in the settled index.
-fn find(model: &mut Model, acquisition: &str) -> Result<Option<usize>, Malformed> {
-    settle(model)?;
-    Ok(model.hold_index.get(acquisition, &model.holds))
 }
 
 fn line_of_index(index: u64) -> usize {
