@@ -74,7 +74,6 @@ pub fn check(model: &Model) -> TokenViolations {
                     token,
                     start: h.start,
                     granted_after: h.granted_after,
-                    process: h.process,
                     hold: h,
                 })
             })
@@ -89,7 +88,7 @@ pub fn check(model: &Model) -> TokenViolations {
             // One client handed its own token again (a library that re-takes the lock with the
             // same session, say, after an unlock whose answer was lost) broke no promise to
             // anyone else: only a token shared by two clients is a violation.
-            if pair[0].token == pair[1].token && pair[0].process != pair[1].process {
+            if pair[0].token == pair[1].token && pair[0].hold.process != pair[1].hold.process {
                 violations.push(violation(
                     TokenBreach::TokenReused,
                     pair[0].hold,
@@ -171,11 +170,11 @@ fn went_backwards(with_token: &[Tokened], violations: &mut Vec<TokenViolation>) 
     }
 }
 
-/// A hold with a token, with the fields the checks compare copied beside it.
+/// A hold with a token, with the fields the sorts and sweeps compare copied beside it (32
+/// bytes: the list exists beside the whole model, at the check's peak of memory).
 struct Tokened<'a> {
     token: u64,
     start: u64,
     granted_after: u64,
-    process: u64,
     hold: &'a Hold,
 }
