@@ -5,8 +5,6 @@
 //! reason. A violation the history does prove stays invalid: a partial history proves what it
 //! shows.
 
-use std::collections::BTreeSet;
-
 use serde::{Deserialize, Serialize};
 
 use crate::model::Model;
@@ -29,8 +27,9 @@ impl FinalReadCheck {
         let state = model.final_state.as_ref()?;
         // Accesses the resource had applied by the final read are numbered 1 to `applied`;
         // a write held in a delay proxy may still land after it, with a higher number.
-        let by_then = model.accesses.iter().filter(|a| a.seq <= state.applied);
-        let recorded = by_then.count() as u64;
+        // Accesses are sorted by their unique `seq` (as `last_value` below relies on too): the
+        // count is a search, not a walk over every access.
+        let recorded = model.accesses.partition_point(|a| a.seq <= state.applied) as u64;
         let last_value = model
             .accesses
             .binary_search_by_key(&state.applied, |a| a.seq)
@@ -139,12 +138,15 @@ fn missing_records(model: &Model) -> Option<String> {
 /// Mutual exclusion is only exercised when at least two different clients held the lock. When
 /// they did not, what the clients said when their acquires did not succeed says why.
 fn holders(model: &Model) -> Option<String> {
-    let clients: BTreeSet<u64> = model.holds.iter().map(|h| h.process).collect();
-    let mut clients = clients.into_iter();
-    let reason = match (clients.next(), clients.next()) {
-        (None, _) => "no client ever held the lock".to_string(),
-        (Some(only), None) => format!("only client {only} ever held the lock"),
-        _ => return None,
+    // Two different clients end the question at the first hold of a second one: a walk that
+    // stops there, not a set of every holder (a search per hold).
+    let first = model.holds.first().map(|h| h.process);
+    let reason = match first {
+        None => "no client ever held the lock".to_string(),
+        Some(only) if model.holds.iter().all(|h| h.process == only) => {
+            format!("only client {only} ever held the lock")
+        }
+        Some(_) => return None,
     };
     Some(match model.acquire_errors.words() {
         Some(said) => format!("{reason}; {said}"),

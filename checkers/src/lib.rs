@@ -188,11 +188,11 @@ pub fn check_reader_with_model(reader: impl std::io::BufRead) -> (Results, model
             Err(malformed) => Err(malformed),
         };
         if let Err(malformed) = pushed {
-            return (
-                Results::malformed(operations, malformed),
-                model::Model::default(),
-            );
+            return malformed_with(&mut builder, operations, malformed);
         }
+    }
+    if let Some((index, malformed)) = builder.granted_twice() {
+        return malformed_with(&mut builder, index as usize + 1, malformed);
     }
     match builder.finish() {
         Ok(model) => (check_model(&model), model),
@@ -201,6 +201,24 @@ pub fn check_reader_with_model(reader: impl std::io::BufRead) -> (Results, model
             model::Model::default(),
         ),
     }
+}
+
+/// The results of a history malformed at `malformed` after `operations` lines, unless an
+/// earlier line is at fault: an acquisition granted twice, found when the builder settled its
+/// index of holds, lines after that grant. Then that line, and the operations up to it.
+fn malformed_with(
+    builder: &mut model::Builder,
+    operations: usize,
+    malformed: Malformed,
+) -> (Results, model::Model) {
+    let (operations, malformed) = match builder.granted_twice() {
+        Some((index, twice)) => (index as usize + 1, twice),
+        None => (operations, malformed),
+    };
+    (
+        Results::malformed(operations, malformed),
+        model::Model::default(),
+    )
 }
 
 /// The parsing limit: reads a history and decodes every line into a borrowed typed record,

@@ -105,10 +105,10 @@ pub fn check(model: &Model) -> Liveness {
     let grace_ms = GRACE_BASE_MS + 2 * ttl_ms;
     let excused = excused_spans(model, grace_ms * MS);
 
-    let mut holds: Vec<&Hold> = model.holds.iter().collect();
     // Sorted only when out of order: a history's holds mostly come in order, and a sort
     // takes a scratch copy as large as the list.
-    if !holds.is_sorted_by_key(|h| h.start) {
+    let (mut holds, in_order) = crate::overlapping_holders::in_order_of(&model.holds, |h| h.start);
+    if !in_order {
         holds.sort_by_key(|h| h.start);
     }
     let mut refused: Vec<&AcquireAttempt> = model.failed_acquires.iter().collect();

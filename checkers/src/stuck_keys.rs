@@ -77,18 +77,21 @@ pub(crate) fn holder_left_key(hold: &Hold) -> Option<(u64, String, JamCause)> {
 /// The first acquire that did not succeed and left the key with no expiry, after every hold had
 /// ended and with no grant ever after: the moment the lock was stuck, and how that is known.
 pub(crate) fn attempt_left_key(model: &Model) -> Option<(u64, String, JamCause)> {
-    let last_hold_end = model.holds.iter().map(|h| h.end).max().unwrap_or(0);
-    let last_grant = model.holds.iter().map(|h| h.start).max().unwrap_or(0);
-    let (attempt, unknown) = model
-        .unknown_acquires
-        .iter()
-        .map(|a| (a, true))
-        .chain(model.failed_acquires.iter().map(|a| (a, false)))
-        .filter(|(a, _)| {
-            a.key_without_expiry.is_some()
-                && a.completed >= last_hold_end
-                && a.completed >= last_grant
-        })
+    let with_key = || {
+        model
+            .unknown_acquires
+            .iter()
+            .map(|a| (a, true))
+            .chain(model.failed_acquires.iter().map(|a| (a, false)))
+            .filter(|(a, _)| a.key_without_expiry.is_some())
+    };
+    // Most histories have no such attempt: then the holds need no walk at all.
+    with_key().next()?;
+    let (last_hold_end, last_grant) = model.holds.iter().fold((0, 0), |(end, start), h| {
+        (end.max(h.end), start.max(h.start))
+    });
+    let (attempt, unknown) = with_key()
+        .filter(|(a, _)| a.completed >= last_hold_end && a.completed >= last_grant)
         .min_by_key(|(a, _)| a.completed)?;
     let asked_at = attempt.key_without_expiry?;
     Some((

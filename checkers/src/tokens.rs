@@ -62,23 +62,38 @@ pub struct TokenViolations {
 pub fn check(model: &Model) -> TokenViolations {
     let checked = model.setup.as_ref().is_some_and(|s| s.gives_tokens());
     let mut violations = Vec::new();
+    let mut holds_with_token = None;
     if checked {
-        let mut with_token: Vec<(u64, &Hold)> = model
+        // What the checks read of each hold, read once: the sorts and sweeps below then walk
+        // this list, not the holds (each one a few cache lines apart).
+        let mut with_token: Vec<Tokened> = model
             .holds
             .iter()
-            .filter_map(|h| h.token.map(|t| (t, h)))
+            .filter_map(|h| {
+                h.token.map(|token| Tokened {
+                    token,
+                    start: h.start,
+                    granted_after: h.granted_after,
+                    hold: h,
+                })
+            })
             .collect();
+        holds_with_token = Some(with_token.len());
         // Sorted only when out of order: a history's holds mostly come in order, and a sort
         // takes a scratch copy as large as the list.
-        if !with_token.is_sorted_by_key(|(t, h)| (*t, h.start)) {
-            with_token.sort_by_key(|(t, h)| (*t, h.start));
+        if !with_token.is_sorted_by_key(|t| (t.token, t.start)) {
+            with_token.sort_by_key(|t| (t.token, t.start));
         }
         for pair in with_token.windows(2) {
             // One client handed its own token again (a library that re-takes the lock with the
             // same session, say, after an unlock whose answer was lost) broke no promise to
             // anyone else: only a token shared by two clients is a violation.
-            if pair[0].0 == pair[1].0 && pair[0].1.process != pair[1].1.process {
-                violations.push(violation(TokenBreach::TokenReused, pair[0].1, pair[1].1));
+            if pair[0].token == pair[1].token && pair[0].hold.process != pair[1].hold.process {
+                violations.push(violation(
+                    TokenBreach::TokenReused,
+                    pair[0].hold,
+                    pair[1].hold,
+                ));
             }
         }
         went_backwards(&with_token, &mut violations);
@@ -100,7 +115,8 @@ pub fn check(model: &Model) -> TokenViolations {
             Validity::Invalid
         },
         checked,
-        holds_with_token: model.holds.iter().filter(|h| h.token.is_some()).count(),
+        holds_with_token: holds_with_token
+            .unwrap_or_else(|| model.holds.iter().filter(|h| h.token.is_some()).count()),
         reused: count(TokenBreach::TokenReused),
         went_backwards: count(TokenBreach::TokenWentBackwards),
         own_token_again,
@@ -119,33 +135,46 @@ fn violation(breach: TokenBreach, earlier: &Hold, later: &Hold) -> TokenViolatio
 /// For each hold B, the highest token among holds whose acquire completed before B's grant
 /// could have happened; one violation per B that got less. Sorting both ways makes it
 /// O(n log n).
-fn went_backwards(with_token: &[(u64, &Hold)], violations: &mut Vec<TokenViolation>) {
-    let mut by_completion: Vec<&(u64, &Hold)> = with_token.iter().collect();
+fn went_backwards(with_token: &[Tokened], violations: &mut Vec<TokenViolation>) {
+    let mut by_completion: Vec<&Tokened> = with_token.iter().collect();
     // Sorted only when out of order: a history's holds mostly come in order, and a sort
     // takes a scratch copy as large as the list.
-    if !by_completion.is_sorted_by_key(|(_, h)| h.start) {
-        by_completion.sort_by_key(|(_, h)| h.start);
+    if !by_completion.is_sorted_by_key(|t| t.start) {
+        by_completion.sort_by_key(|t| t.start);
     }
-    let mut by_grant: Vec<&(u64, &Hold)> = with_token.iter().collect();
+    let mut by_grant: Vec<&Tokened> = with_token.iter().collect();
     // Sorted only when out of order: a history's holds mostly come in order, and a sort
     // takes a scratch copy as large as the list.
-    if !by_grant.is_sorted_by_key(|(_, h)| (h.granted_after, h.start)) {
-        by_grant.sort_by_key(|(_, h)| (h.granted_after, h.start));
+    if !by_grant.is_sorted_by_key(|t| (t.granted_after, t.start)) {
+        by_grant.sort_by_key(|t| (t.granted_after, t.start));
     }
-    let mut highest: Option<&(u64, &Hold)> = None;
+    let mut highest: Option<&Tokened> = None;
     let mut next = 0;
     for later in by_grant {
-        while next < by_completion.len() && by_completion[next].1.start < later.1.granted_after {
+        while next < by_completion.len() && by_completion[next].start < later.granted_after {
             let candidate = by_completion[next];
-            if highest.is_none_or(|h| candidate.0 > h.0) {
+            if highest.is_none_or(|h| candidate.token > h.token) {
                 highest = Some(candidate);
             }
             next += 1;
         }
-        if let Some(&(token, earlier)) = highest {
-            if token > later.0 {
-                violations.push(violation(TokenBreach::TokenWentBackwards, earlier, later.1));
+        if let Some(earlier) = highest {
+            if earlier.token > later.token {
+                violations.push(violation(
+                    TokenBreach::TokenWentBackwards,
+                    earlier.hold,
+                    later.hold,
+                ));
             }
         }
     }
+}
+
+/// A hold with a token, with the fields the sorts and sweeps compare copied beside it (32
+/// bytes: the list exists beside the whole model, at the check's peak of memory).
+struct Tokened<'a> {
+    token: u64,
+    start: u64,
+    granted_after: u64,
+    hold: &'a Hold,
 }

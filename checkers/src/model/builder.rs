@@ -1,18 +1,22 @@
 //! Builds the model one operation at a time, so a history can be judged while it is read,
 //! keeping only what the checkers need rather than every line.
 
-use std::collections::HashMap;
-
 use super::values::{in_range, lease_in_range, parse, server_lease_in_range, ClientValue};
 use super::{AcquireAttempt, Hold, Model};
 use crate::history::{Malformed, Op, OpType, F};
 use crate::record::{Record, Who};
 
+/// The clients' entries, by number.
+mod clients;
+/// Lookups in the index of holds, which enters them when asked.
+mod lookup;
 /// The lines of the harness, the resource and the nemesis.
 mod named;
 /// A client's background renewals.
 mod renewal;
 
+use clients::Clients;
+use lookup::{find, granted_again, settle};
 use renewal::renew;
 
 /// A client's open invocation: its completion must match it. Each client keeps its entry
@@ -56,7 +60,7 @@ struct Client {
 #[derive(Default)]
 pub struct Builder {
     model: Model,
-    clients: HashMap<u64, Client>,
+    clients: Clients,
     /// The hold of the latest access whose acquisition was found: the next access most often
     /// names it too (a holder reads, then writes), and is then found without a lookup.
     last_access_hold: Option<usize>,
@@ -83,12 +87,27 @@ impl Builder {
 
     /// Adds the next line of the history, decoded in place.
     pub fn push_record(&mut self, op: &Record<'_>) -> Result<(), Malformed> {
+        // A grant of an acquisition granted before is found when the holds are settled in the
+        // index: the history's error is the earliest line, so that one comes first.
+        self.take(op)
+            .map_err(|e| settle(&mut self.model).err().unwrap_or(e))
+    }
+
+    /// The first grant of an acquisition granted before, if any (found once the holds are
+    /// settled in the index, maybe lines later): the history's error, with its line's index.
+    pub fn granted_twice(&mut self) -> Option<(u64, Malformed)> {
+        let i = self.model.hold_index.settle(&self.model.holds)?;
+        let hold = &self.model.holds[i];
+        Some((hold.start_index, granted_again(hold)))
+    }
+
+    fn take(&mut self, op: &Record<'_>) -> Result<(), Malformed> {
         in_range(op.line(), "time", op.time)?;
         self.model.operations += 1;
         self.model.end = self.model.end.max(op.time);
         match &op.process {
             Who::Client(p) => {
-                let client = self.clients.entry(*p).or_default();
+                let client = self.clients.entry(*p);
                 client.last_event = (op.time, op.index);
                 client_op(&mut self.model, client, op, *p)
             }
@@ -104,6 +123,7 @@ impl Builder {
             unresolved_accesses,
             ..
         } = self;
+        settle(&mut model)?;
         for client in clients.values() {
             if let Some(i) = client.holding {
                 let (time, index) = client.last_event;
@@ -132,11 +152,17 @@ impl Builder {
                 None => {}
             }
         }
-        // The resource numbers its accesses as it applies them, and they mostly arrive so.
-        if !model.accesses.is_sorted_by_key(|a| a.seq) {
+        // The resource numbers its accesses as it applies them, and they mostly arrive so: then
+        // one walk finds them in order and no number twice.
+        let increasing = model.accesses.is_sorted_by(|a, b| a.seq < b.seq);
+        if !increasing && !model.accesses.is_sorted_by_key(|a| a.seq) {
             model.accesses.sort_by_key(|a| a.seq);
         }
-        if let Some(pair) = model.accesses.windows(2).find(|w| w[0].seq == w[1].seq) {
+        let twice = match increasing {
+            true => None,
+            false => model.accesses.windows(2).find(|w| w[0].seq == w[1].seq),
+        };
+        if let Some(pair) = twice {
             return Err(Malformed::at(
                 line_of_index(pair[1].index),
                 format!(
@@ -171,7 +197,7 @@ fn client_op(
 ) -> Result<(), Malformed> {
     let line = op.line();
     if op.f == F::Renew {
-        return renew(model, op, p);
+        return renew(model, op, p, client.holding);
     }
     if !matches!(op.f, F::Acquire | F::Read | F::Write | F::Release) {
         return Err(Malformed::at(
@@ -223,7 +249,10 @@ fn client_op(
                 let held = client
                     .holding
                     .filter(|&i| model.holds[i].acquisition == value.acquisition);
-                let found = held.or_else(|| model.hold_index.get(&value.acquisition, &model.holds));
+                let found = match held {
+                    Some(i) => Some(i),
+                    None => find(model, &value.acquisition)?,
+                };
                 let Some(i) = found else {
                     return Err(Malformed::at(
                         line,
@@ -315,12 +344,8 @@ fn client_op(
         if i >= u32::MAX as usize {
             return Err(Malformed::at(line, "more than 2^32 - 1 grants".to_string()));
         }
-        if !model.hold_index.insert(&value.acquisition, i, &model.holds) {
-            return Err(Malformed::at(
-                line,
-                format!("acquisition {} granted twice", value.acquisition),
-            ));
-        }
+        // Checked against earlier grants when the index is settled (`settle`).
+        model.hold_index.push(&value.acquisition);
         client.holding = Some(i);
         let acquisition = value.acquisition.into_owned();
         let mut hold = Hold {

@@ -11,6 +11,13 @@ const KEPT: usize = 6;
 /// An error's text is cut to this many characters.
 const LONGEST: usize = 200;
 
+/// `text`'s first `LONGEST` characters.
+fn cut(text: &str) -> &str {
+    text.char_indices()
+        .nth(LONGEST)
+        .map_or(text, |(end, _)| &text[..end])
+}
+
 /// One error text and how often it came.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientError {
@@ -33,7 +40,9 @@ pub struct ClientErrors {
 
 impl ClientErrors {
     pub(crate) fn add(&mut self, text: &str, process: u64, at: u64, unknown: bool) {
-        let text: String = text.chars().take(LONGEST).collect();
+        // Compared as a slice of the line, copied only when kept: one refusal in every few
+        // lines, each an allocation before.
+        let text = cut(text);
         if let Some(e) = self
             .kept
             .iter_mut()
@@ -42,7 +51,7 @@ impl ClientErrors {
             e.count += 1;
         } else if self.kept.len() < KEPT {
             self.kept.push(ClientError {
-                text,
+                text: text.to_string(),
                 count: 1,
                 process,
                 first_at: at,
@@ -89,5 +98,32 @@ impl ClientErrors {
             "the clients' acquires said: {}{others}",
             said.join("; ")
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_is_cut_at_its_200th_character_as_before() {
+        let long = "é".repeat(LONGEST + 5);
+        for text in ["", "held", &"x".repeat(LONGEST), &long, &format!("a{long}")] {
+            let before: String = text.chars().take(LONGEST).collect();
+            assert_eq!(cut(text), before);
+        }
+    }
+
+    #[test]
+    fn texts_are_counted_by_their_cut_and_kind() {
+        let mut errors = ClientErrors::default();
+        let long = "y".repeat(LONGEST + 1);
+        errors.add(&long, 1, 10, false);
+        errors.add(&format!("{long}z"), 2, 20, false);
+        errors.add(&long, 3, 30, true);
+        assert_eq!(errors.kept.len(), 2);
+        assert_eq!(errors.kept[0].count, 2);
+        assert_eq!(errors.kept[0].text.chars().count(), LONGEST);
+        assert_eq!((errors.kept[1].process, errors.kept[1].unknown), (3, true));
     }
 }

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod granted_twice;
 mod hand_drawn;
 mod lease_claims;
 mod lease_end_time;

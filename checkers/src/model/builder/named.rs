@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::super::values::{in_range, parse, AccessValue};
 use super::super::{Access, FaultWindow, FinalState};
-use super::Builder;
+use super::{find, Builder};
 use crate::fault::FaultRecord;
 use crate::history::{Malformed, OpType, Process, F};
 use crate::leadership::{Leader, LeadershipFields};
@@ -72,12 +72,15 @@ impl Builder {
                 in_range(line, "seq", v.seq)?;
                 // The hold of the access before, or the one its client holds now: most often
                 // one of them, found without a lookup in the index.
-                let holding = self.clients.get(&v.process).and_then(|c| c.holding);
-                let known = [self.last_access_hold, holding]
+                let holding = self.clients.get(v.process).and_then(|c| c.holding);
+                let near = [self.last_access_hold, holding]
                     .into_iter()
                     .flatten()
-                    .find(|&i| model.holds[i].acquisition == v.acquisition)
-                    .or_else(|| model.hold_index.get(&v.acquisition, &model.holds));
+                    .find(|&i| model.holds[i].acquisition == v.acquisition);
+                let known = match near {
+                    Some(i) => Some(i),
+                    None => find(model, &v.acquisition)?,
+                };
                 // Every hold's position fits (`push_hold`); an unresolved access's is set in
                 // `finish`, or the history is malformed.
                 let hold = match known {

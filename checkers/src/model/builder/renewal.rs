@@ -7,8 +7,14 @@ use super::super::{Lease, Model, Regrant};
 use crate::history::{Malformed, OpType};
 use crate::record::Record;
 
-/// A background renewal of a lease: it moves the bounds of the acquisition's lease.
-pub(super) fn renew(model: &mut Model, op: &Record<'_>, p: u64) -> Result<(), Malformed> {
+/// A background renewal of a lease: it moves the bounds of the acquisition's lease. `holding`
+/// is the hold client `p` believes it has: most often the one renewed, found without a lookup.
+pub(super) fn renew(
+    model: &mut Model,
+    op: &Record<'_>,
+    p: u64,
+    holding: Option<usize>,
+) -> Result<(), Malformed> {
     let line = op.line();
     if op.kind != OpType::Ok {
         return Err(Malformed::at(
@@ -21,7 +27,11 @@ pub(super) fn renew(model: &mut Model, op: &Record<'_>, p: u64) -> Result<(), Ma
     if let Some(server) = &value.server_lease {
         server_lease_in_range(line, server)?;
     }
-    let hold = match model.hold_index.get(&value.acquisition, &model.holds) {
+    let found = match holding.filter(|&i| model.holds[i].acquisition == value.acquisition) {
+        Some(i) => Some(i),
+        None => super::find(model, &value.acquisition)?,
+    };
+    let hold = match found {
         Some(i) if model.holds[i].process == p => &mut model.holds[i],
         _ => {
             return Err(Malformed::at(
