@@ -42,6 +42,7 @@ mod nemeses;
 mod parallel_identity;
 mod postgres;
 mod protocol_check;
+mod protocol_check_flooding;
 mod redis_lock;
 mod reliability;
 mod renewal_order;
