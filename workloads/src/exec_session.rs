@@ -17,63 +17,11 @@ pub use crate::exec_answer::{Answer, Verdict};
 use crate::exec_renewal::{renewal_report, Renewals, ReportsPromised};
 use crate::exec_stderr::StderrCopy;
 
-/// The protocol version this lockpick speaks.
-pub const PROTOCOL_VERSION: u64 = 1;
+pub use crate::exec_breakage::{Breakage, PROTOCOL_VERSION};
 
 /// The longest line a program may print (`workloads/PROTOCOL.md`): a longer one is garbage, not
 /// an answer, and the program is read no further.
 pub const MAX_LINE: usize = 64 * 1024;
-
-/// Why a program can no longer be spoken to. Each is one sentence the client's log shows.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Breakage {
-    CannotStart(String),
-    /// It exited (or closed its stdout); `status` in words.
-    Died(String),
-    /// No line came before the deadline.
-    Silent(Duration),
-    /// A line that is not a protocol message, or not the one expected.
-    Garbage {
-        line: String,
-        why: String,
-    },
-    /// Its hello names a version this lockpick does not speak.
-    WrongVersion(Value),
-}
-
-impl Breakage {
-    /// A short name of the kind of breakage, so that each kind is logged once.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Breakage::CannotStart(_) => "cannot start",
-            Breakage::Died(_) => "died",
-            Breakage::Silent(_) => "silent",
-            Breakage::Garbage { .. } => "garbage",
-            Breakage::WrongVersion(_) => "version",
-        }
-    }
-}
-
-impl std::fmt::Display for Breakage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Breakage::CannotStart(why) => write!(f, "could not be started: {why}"),
-            Breakage::Died(status) => write!(f, "exited ({status}) in the middle of the protocol"),
-            Breakage::Silent(after) => write!(f, "did not answer within {after:?}"),
-            Breakage::Garbage { line, why } => {
-                let shown: String = line.chars().take(120).collect();
-                write!(
-                    f,
-                    "printed {shown:?}, which is not a protocol message ({why})"
-                )
-            }
-            Breakage::WrongVersion(v) => write!(
-                f,
-                "speaks protocol version {v}; this lockpick speaks version {PROTOCOL_VERSION}"
-            ),
-        }
-    }
-}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -11,6 +11,7 @@ pub mod error;
 pub mod etcd_gateway;
 pub mod etcd_lock;
 pub mod exec_answer;
+pub mod exec_breakage;
 pub mod exec_client;
 pub mod exec_clock;
 pub mod exec_launch;
