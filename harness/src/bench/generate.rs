@@ -4,7 +4,6 @@
 //! every few thousand lines, and the harness ends with an agreeing final read. `Overlapping`
 //! makes every hold start before the previous one ended: every pair of neighbours overlaps.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -25,10 +24,19 @@ const HOLDS_PER_FAULT: u64 = 2000;
 
 /// Writes a history of about `lines` lines to `path` and returns how many it wrote.
 pub fn write(path: &Path, lines: u64, shape: Shape) -> Result<u64> {
-    let mut out = Lines {
-        out: BufWriter::with_capacity(1 << 20, crate::files::safe_write::create_new(path)?),
-        index: 0,
-    };
+    let file = crate::files::safe_write::create_new(path)?;
+    write_to(BufWriter::with_capacity(1 << 20, file), lines, shape)
+}
+
+/// A history of about `lines` lines, in memory.
+pub fn in_memory(lines: u64, shape: Shape) -> Result<Vec<u8>> {
+    let mut text = Vec::new();
+    write_to(&mut text, lines, shape)?;
+    Ok(text)
+}
+
+fn write_to(out: impl Write, lines: u64, shape: Shape) -> Result<u64> {
+    let mut out = Lines { out, index: 0 };
     out.line(
         0,
         "\"harness\"",
@@ -60,7 +68,7 @@ pub fn write(path: &Path, lines: u64, shape: Shape) -> Result<u64> {
 
 /// Hold `h`, from `time`: the bulk of every history, its [`LINES_PER_HOLD`] lines written in
 /// one place. Returns the resource's access count after it (`seq` before it).
-fn write_hold(out: &mut Lines, h: u64, time: u64, mut seq: u64) -> Result<u64> {
+fn write_hold(out: &mut Lines<impl Write>, h: u64, time: u64, mut seq: u64) -> Result<u64> {
     let p = h % CLIENTS;
     let other = (h + 1) % CLIENTS;
     let acq = format!("{p}.{h}");
@@ -108,7 +116,7 @@ fn write_hold(out: &mut Lines, h: u64, time: u64, mut seq: u64) -> Result<u64> {
 
 /// Fault `id`, a pause of client `p` inside the hold that starts at `time`: only every
 /// [`HOLDS_PER_FAULT`] holds, so it is written apart from the hold.
-fn write_fault(out: &mut Lines, id: u64, p: u64, time: u64) -> Result<()> {
+fn write_fault(out: &mut Lines<impl Write>, id: u64, p: u64, time: u64) -> Result<()> {
     let start = serde_json::to_string(&FaultRecord {
         id,
         fault: FaultKind::Pause,
@@ -129,12 +137,12 @@ fn failed_value(acq: &str) -> String {
     format!(r#"{{"acquisition":"{acq}","error":"the lock is held"}}"#)
 }
 
-struct Lines {
-    out: BufWriter<File>,
+struct Lines<W: Write> {
+    out: W,
     index: u64,
 }
 
-impl Lines {
+impl<W: Write> Lines<W> {
     fn line(&mut self, time: u64, process: &str, kind: &str, f: &str, value: &str) -> Result<()> {
         writeln!(
             self.out,
