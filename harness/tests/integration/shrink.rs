@@ -119,9 +119,11 @@ fn a_paused_holder_run_on_real_redis_shrinks_to_one_window_whose_command_replays
     let words = shell_words::split(command.trim()).unwrap();
     assert_eq!(words[..2], ["lockpick", "run"]);
     // Timing varies on real servers (and a shared CI machine): the command must reproduce the
-    // violation in 2 of at most 5 replays, as the shrink's own m-of-k test asks of a candidate.
+    // violation twice, as the shrink's own m-of-k test asks of a candidate, in at most 8 replays
+    // (at 5, a loaded CI run once saw it once: the shrunk window is the least that failed 2 of
+    // 3, so a replay fails with some probability, not every time).
     let mut reproduced = 0;
-    for _ in 0..5 {
+    for _ in 0..8 {
         let replays = tempfile::tempdir().unwrap();
         let out = lockpick()
             .args(&words[1..])
