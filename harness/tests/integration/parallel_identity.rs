@@ -38,17 +38,15 @@ fn gate(parallel: Option<&str>) -> Gate {
     }
     let output = command.output().expect("lockpick runs");
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    let dir = std::fs::read_dir(store.path().join("compare"))
-        .unwrap_or_else(|e| panic!("no comparison written ({e}):\n{stderr}"))
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let json = std::fs::read_to_string(dir.join("compare.json")).unwrap();
+    assert!(
+        store.path().join("compare").is_dir(),
+        "no comparison written:\n{stderr}"
+    );
+    let json = common::compared::json(&common::compared::only_folder(store.path()));
     Gate {
         code: output.status.code().unwrap_or(-1),
         stderr,
-        json: serde_json::from_str(&json).unwrap(),
+        json,
         _store: store,
     }
 }
